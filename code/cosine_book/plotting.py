@@ -1,0 +1,92 @@
+"""The book's figure style and recurring figure types, so that chapters look alike.
+
+Every chapter starts with :func:`use_book_style`; figures are then drawn with
+plain Matplotlib calls or with the helpers below.
+"""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+from matplotlib.axes import Axes
+
+__all__ = ["PALETTE", "annotate_bounds", "use_book_style"]
+
+#: Colour-blind-safe palette (Okabe and Ito), in the order the book uses it.
+PALETTE: dict[str, str] = {
+    "global": "#0072B2",  # blue: the global cosine
+    "local": "#E69F00",  # orange: local (per-block) cosines
+    "weight": "#009E73",  # green: weights and the profile cosine rho
+    "bound": "#CC79A7",  # purple: bounds and feasible intervals
+    "accent": "#D55E00",  # vermillion: highlights
+    "neutral": "#7F7F7F",  # grey: reference lines
+    "sky": "#56B4E9",
+    "yellow": "#F0E442",
+}
+
+
+def use_book_style() -> None:
+    """Set Matplotlib defaults for the book's figures.
+
+    Deterministic output (fixed SVG hash salt), readable sizes, light grid, and the
+    book's colour cycle.
+
+    Examples
+    --------
+    >>> use_book_style()
+    >>> mpl.rcParams["figure.dpi"]
+    110.0
+    """
+    mpl.rcParams.update(
+        {
+            "figure.figsize": (7.0, 3.6),
+            "figure.dpi": 110.0,
+            "savefig.dpi": 110.0,
+            "figure.constrained_layout.use": True,
+            "axes.grid": True,
+            "grid.alpha": 0.3,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "axes.titlesize": 11,
+            "axes.labelsize": 10,
+            "legend.fontsize": 9,
+            "legend.frameon": False,
+            "xtick.labelsize": 9,
+            "ytick.labelsize": 9,
+            "svg.hashsalt": "local-global-cosine",
+            "axes.prop_cycle": mpl.cycler(color=list(PALETTE.values())),
+        }
+    )
+
+
+def annotate_bounds(
+    ax: Axes, lower: float, upper: float, value: float, *, label: str = "global cosine"
+) -> None:
+    """Draw a feasible interval ``[lower, upper]`` and a value inside it on a horizontal axis.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Axes to draw on; its x-axis is set to ``[-1, 1]``.
+    lower, upper : float
+        Ends of the interval.
+    value : float
+        The point to mark (for example the actual global cosine).
+    label : str
+        Legend label of the point.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> annotate_bounds(ax, -0.2, 0.5, 0.3)
+    >>> tuple(float(limit) for limit in ax.get_xlim())
+    (-1.0, 1.0)
+    >>> plt.close(fig)
+    """
+    ax.axvspan(lower, upper, color=PALETTE["bound"], alpha=0.25, label="feasible interval")
+    ax.axvline(0.0, color=PALETTE["neutral"], lw=0.8)
+    ax.plot([value], [0.5], "o", color=PALETTE["global"], ms=9, label=label)
+    ax.set_xlim(-1.0, 1.0)
+    ax.set_ylim(0.0, 1.0)
+    ax.set_yticks([])
+    ax.legend(loc="upper left", ncols=2)

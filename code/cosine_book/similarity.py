@@ -1,0 +1,432 @@
+r"""Cosine similarity of whole vectors and of their blocks.
+
+The book's central identity: cut two vectors ``x`` and ``y`` into blocks
+``x = [x_1, ..., x_n]`` and ``y = [y_1, ..., y_n]``. Then
+
+.. math::
+
+    \cos(x, y) = \sum_i w_i \cos(x_i, y_i), \qquad
+    w_i = \frac{\lVert x_i \rVert \lVert y_i \rVert}{\lVert x \rVert \lVert y \rVert},
+    \qquad \sum_i w_i = \rho,
+
+where ``rho`` is the cosine between the two vectors of block norms (the *norm
+profiles*). :func:`block_cosines` computes every term of this identity and
+:func:`cosine_bounds` the sharp interval ``[rho * min c_i, rho * max c_i]``.
+
+Numerics
+--------
+All sums are accumulated in float64, whatever the input dtype (float16,
+float32, float64, integers, booleans). Inputs narrower than float64 cannot
+overflow or underflow in float64, so they take a fast path. For float64 blocks
+whose sums of squares would leave the safe range (entries near ``1e300`` or
+``1e-300``), the block is first divided by its largest absolute entry; each
+norm is carried as ``scale * sqrt(sum of squares)`` so that cosines and weights
+stay exact even when a norm itself is not representable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["BlockCosines", "block_cosines", "cosine", "cosine_bounds"]
+
+# Below _TINY or above _HUGE a float64 sum of squares may have lost digits to
+# underflow or be close to overflow; such blocks are rescaled first.
+_TINY = 1e-200
+_HUGE = 1e250
+# Narrow dtypes are cast to float64 in chunks of this many entries, so the
+# extra memory stays a fixed few hundred kilobytes whatever the block size.
+_CHUNK = 1 << 15
+
+
+@dataclass(frozen=True)
+class _BlockSums:
+    """Sums of one block pair, as ``scale_x * scale_y * xy`` etc."""
+
+    scale_x: float
+    scale_y: float
+    xx: float  # sum of (x / scale_x)**2
+    yy: float  # sum of (y / scale_y)**2
+    xy: float  # sum of (x / scale_x) * (y / scale_y)
+
+
+@dataclass(frozen=True)
+class BlockCosines:
+    """Every term of the block decomposition of a cosine similarity.
+
+    Attributes
+    ----------
+    names : tuple of str
+        Block names: the mapping keys, or ``"0"``, ``"1"``, ... for sequences.
+    local : ndarray of shape (n_blocks,)
+        Local cosines ``cos(x_i, y_i)``. ``nan`` where ``x_i`` or ``y_i`` is zero
+        (the cosine is undefined there); such a block has weight 0.
+    x_norms, y_norms : ndarray of shape (n_blocks,)
+        Euclidean norms of the blocks. A norm larger than the largest float
+        shows as ``inf``; the cosines and weights stay exact regardless.
+    weights : ndarray of shape (n_blocks,)
+        ``w_i = ||x_i|| ||y_i|| / (||x|| ||y||)``, nonnegative.
+    profile_cosine : float
+        ``rho``, the cosine between ``x_norms`` and ``y_norms``; equals
+        ``weights.sum()``.
+    global_cosine : float
+        ``cos(x, y)`` of the concatenated vectors, computed block by block.
+        Equals ``sum(weights * local)`` over the blocks with defined local cosine.
+    """
+
+    names: tuple[str, ...]
+    local: NDArray[np.float64]
+    x_norms: NDArray[np.float64]
+    y_norms: NDArray[np.float64]
+    weights: NDArray[np.float64]
+    profile_cosine: float
+    global_cosine: float
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def bounds(self) -> tuple[float, float]:
+        """The interval ``cosine_bounds`` gives for these blocks."""
+        return cosine_bounds(self.local, self.x_norms, self.y_norms)
+
+
+def _as_block(value: ArrayLike, what: str) -> NDArray[Any]:
+    """Convert one block to an array of real numbers, with clear errors."""
+    try:
+        array = np.asarray(value)
+    except Exception as error:  # ragged lists and the like
+        raise ValueError(f"{what} is not an array of numbers: {error}") from None
+    if array.dtype.kind == "c":
+        raise ValueError(f"{what} is complex; cosine similarity here needs real numbers")
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"{what} has dtype {array.dtype}; expected real numbers")
+    if array.size == 0:
+        raise ValueError(f"{what} is empty; expected at least one entry")
+    return array.reshape(-1)
+
+
+def _nonfinite_error(x: NDArray[Any], y: NDArray[Any], what: str) -> ValueError:
+    for vector, side in ((x, "x"), (y, "y")):
+        bad = ~np.isfinite(vector)
+        if bad.any():
+            index = int(np.flatnonzero(bad)[0])
+            kind = "NaN" if np.isnan(vector[index]) else "an infinite value"
+            return ValueError(
+                f"{what} of {side} contains {kind} (first at flat index {index}); "
+                "expected finite numbers"
+            )
+    return ValueError(f"{what} produced a non-finite sum")  # pragma: no cover
+
+
+def _sums_narrow(x: NDArray[Any], y: NDArray[Any]) -> tuple[float, float, float]:
+    """Sums for dtypes narrower than float64: cast chunk by chunk, one Gram product."""
+    buffer = np.empty((2, min(_CHUNK, x.size)), dtype=np.float64)
+    gram = np.zeros((2, 2))
+    for start in range(0, x.size, _CHUNK):
+        stop = min(start + _CHUNK, x.size)
+        rows = buffer[:, : stop - start]
+        rows[0] = x[start:stop]
+        rows[1] = y[start:stop]
+        gram += rows @ rows.T
+    return float(gram[0, 0]), float(gram[1, 1]), float(gram[0, 1])
+
+
+def _safe(sum_of_squares: float, vector: NDArray[np.float64]) -> bool:
+    """Whether a float64 sum of squares kept full precision without rescaling."""
+    if sum_of_squares == 0:
+        return not vector.any()  # a true zero, not squares that all underflowed
+    return _TINY < sum_of_squares < _HUGE
+
+
+def _block_sums(x: NDArray[Any], y: NDArray[Any], what: str) -> _BlockSums:
+    """Scaled sums of squares and products of one block pair, exact in float64."""
+    wide = x.dtype == np.float64 or y.dtype == np.float64 or x.dtype.itemsize > 8
+    if not wide:
+        # float16/float32/integers: squares cannot overflow or underflow in float64.
+        xx, yy, xy = _sums_narrow(x, y)
+        if not (np.isfinite(xx) and np.isfinite(yy)):
+            raise _nonfinite_error(x, y, what)
+        return _BlockSums(1.0, 1.0, xx, yy, xy)
+    x = x.astype(np.float64, copy=False)
+    y = y.astype(np.float64, copy=False)
+    with np.errstate(over="ignore", under="ignore"):
+        xx, yy = float(np.dot(x, x)), float(np.dot(y, y))
+    if not (np.isfinite(xx) and np.isfinite(yy)) and not (
+        np.isfinite(x).all() and np.isfinite(y).all()
+    ):
+        raise _nonfinite_error(x, y, what)
+    if _safe(xx, x) and _safe(yy, y):
+        return _BlockSums(1.0, 1.0, xx, yy, float(np.dot(x, y)))
+    # Rare path: divide by the largest entry so that every sum is of order 1..size.
+    scale_x = float(np.max(np.abs(x))) or 1.0
+    scale_y = float(np.max(np.abs(y))) or 1.0
+    x_scaled = x / scale_x
+    y_scaled = y / scale_y
+    return _BlockSums(
+        scale_x,
+        scale_y,
+        float(np.dot(x_scaled, x_scaled)),
+        float(np.dot(y_scaled, y_scaled)),
+        float(np.dot(x_scaled, y_scaled)),
+    )
+
+
+def _pair_blocks(
+    x_blocks: Sequence[ArrayLike] | Mapping[Any, ArrayLike],
+    y_blocks: Sequence[ArrayLike] | Mapping[Any, ArrayLike],
+) -> tuple[tuple[str, ...], list[tuple[ArrayLike, ArrayLike]]]:
+    """Match the blocks of x and y by name (mappings) or position (sequences)."""
+    x_is_map = isinstance(x_blocks, Mapping)
+    y_is_map = isinstance(y_blocks, Mapping)
+    if x_is_map != y_is_map:
+        raise ValueError(
+            "x_blocks and y_blocks must both be mappings (name -> array) or both be "
+            f"sequences of arrays; got {type(x_blocks).__name__} and "
+            f"{type(y_blocks).__name__}"
+        )
+    if x_is_map:
+        x_keys, y_keys = list(x_blocks), list(y_blocks)
+        if set(x_keys) != set(y_keys):
+            only_x = sorted(map(str, set(x_keys) - set(y_keys)))
+            only_y = sorted(map(str, set(y_keys) - set(x_keys)))
+            raise ValueError(
+                "x_blocks and y_blocks must have the same block names; "
+                f"only in x: {only_x}, only in y: {only_y}"
+            )
+        pairs = [(x_blocks[key], y_blocks[key]) for key in x_keys]  # type: ignore[index]
+        names = tuple(str(key) for key in x_keys)
+    else:
+        if isinstance(x_blocks, (str, bytes)) or isinstance(y_blocks, (str, bytes)):
+            raise ValueError("blocks must be arrays of numbers, not strings")
+        x_list, y_list = list(x_blocks), list(y_blocks)
+        if len(x_list) != len(y_list):
+            raise ValueError(
+                f"x has {len(x_list)} blocks but y has {len(y_list)}; "
+                "expected the same number of blocks"
+            )
+        pairs = list(zip(x_list, y_list, strict=True))
+        names = tuple(str(i) for i in range(len(pairs)))
+    if not pairs:
+        raise ValueError("no blocks given; expected at least one block")
+    return names, pairs
+
+
+def _combine(names: tuple[str, ...], sums: list[_BlockSums]) -> BlockCosines:
+    scale_x = np.array([s.scale_x for s in sums])
+    scale_y = np.array([s.scale_y for s in sums])
+    xx = np.array([s.xx for s in sums])
+    yy = np.array([s.yy for s in sums])
+    xy = np.array([s.xy for s in sums])
+    if not xx.any():
+        raise ValueError("x is the zero vector; its cosine with anything is undefined")
+    if not yy.any():
+        raise ValueError("y is the zero vector; its cosine with anything is undefined")
+    # Every norm relative to the largest scale: terms of order 1..size, no overflow.
+    top_x = scale_x[xx > 0].max()
+    top_y = scale_y[yy > 0].max()
+    rel_x = (scale_x / top_x) * np.sqrt(xx)  # ||x_i|| / top_x
+    rel_y = (scale_y / top_y) * np.sqrt(yy)
+    total_x = float(np.sqrt(np.sum(rel_x**2)))  # ||x|| / top_x
+    total_y = float(np.sqrt(np.sum(rel_y**2)))
+    weights = (rel_x / total_x) * (rel_y / total_y)
+    defined = (xx > 0) & (yy > 0)
+    local = np.full(len(sums), np.nan)
+    local[defined] = np.clip(xy[defined] / np.sqrt(xx[defined] * yy[defined]), -1.0, 1.0)
+    products = (scale_x / top_x) * (scale_y / top_y) * xy
+    global_cosine = float(np.clip(np.sum(products) / (total_x * total_y), -1.0, 1.0))
+    with np.errstate(over="ignore"):
+        x_norms = scale_x * np.sqrt(xx)
+        y_norms = scale_y * np.sqrt(yy)
+    return BlockCosines(
+        names=names,
+        local=local,
+        x_norms=x_norms,
+        y_norms=y_norms,
+        weights=weights,
+        profile_cosine=float(min(np.sum(weights), 1.0)),
+        global_cosine=global_cosine,
+    )
+
+
+def block_cosines(
+    x_blocks: Sequence[ArrayLike] | Mapping[Any, ArrayLike],
+    y_blocks: Sequence[ArrayLike] | Mapping[Any, ArrayLike],
+) -> BlockCosines:
+    """Local cosines, block norms, weights and the global cosine of blocked vectors.
+
+    Parameters
+    ----------
+    x_blocks, y_blocks : sequence of array_like, or mapping from name to array_like
+        The blocks of ``x`` and of ``y``. Sequences are paired by position;
+        mappings (for example a model's named parameters and their gradients)
+        are paired by key and must have the same keys. Paired blocks must have
+        the same shape; blocks of different pairs may differ in shape and size.
+
+    Returns
+    -------
+    BlockCosines
+        ``local``, ``x_norms``, ``y_norms``, ``weights``, ``profile_cosine``
+        (``rho``) and ``global_cosine``, with
+        ``global_cosine == sum(weights * local)`` to rounding.
+
+    Raises
+    ------
+    ValueError
+        If the two sides have different numbers of blocks or different names,
+        if paired blocks differ in shape, if a block is empty, complex or
+        contains NaN or infinity, or if the whole of ``x`` or ``y`` is zero.
+
+    Notes
+    -----
+    A block that is zero in ``x`` or in ``y`` has no defined local cosine: it is
+    reported as ``nan`` with weight 0, and the global cosine stays defined as
+    long as neither whole vector is zero. The vectors are never concatenated:
+    each block is read once (narrow dtypes in fixed-size float64 chunks).
+
+    Examples
+    --------
+    The counterexample of chapter 2: every local cosine is 1, the global one is not.
+
+    >>> result = block_cosines([[1.0], [1.0]], [[1.0], [2.0]])
+    >>> result.local
+    array([1., 1.])
+    >>> round(result.global_cosine, 6), round(float(result.weights.sum()), 6)
+    (0.948683, 0.948683)
+
+    Named blocks, as for a model's parameters and gradients:
+
+    >>> update = {"w": [[1.0, 0.0], [0.0, 1.0]], "b": [3.0, 4.0]}
+    >>> gradient = {"w": [[1.0, 0.0], [0.0, 1.0]], "b": [-3.0, -4.0]}
+    >>> result = block_cosines(update, gradient)
+    >>> result.names, result.local
+    (('w', 'b'), array([ 1., -1.]))
+    >>> round(result.global_cosine, 6)
+    -0.851852
+    """
+    names, pairs = _pair_blocks(x_blocks, y_blocks)
+    sums = []
+    for name, (x_value, y_value) in zip(names, pairs, strict=True):
+        what = f"block {name!r}"
+        x_array = _as_block(x_value, f"{what} of x")
+        y_array = _as_block(y_value, f"{what} of y")
+        x_shape, y_shape = np.shape(x_value), np.shape(y_value)
+        if x_shape != y_shape:
+            raise ValueError(
+                f"{what} has shape {x_shape} in x but {y_shape} in y; "
+                "expected paired blocks of the same shape"
+            )
+        sums.append(_block_sums(x_array, y_array, what))
+    return _combine(names, sums)
+
+
+def cosine(x: ArrayLike, y: ArrayLike) -> float:
+    """Cosine similarity of two arrays of the same shape, flattened.
+
+    ``cos(x, y) = <x, y> / (||x|| ||y||)``, accumulated in float64 and exact
+    for entries as large as ``1e300`` or as small as ``1e-300``.
+
+    Parameters
+    ----------
+    x, y : array_like
+        Real arrays of the same shape (any number of dimensions).
+
+    Returns
+    -------
+    float
+        The cosine, in ``[-1, 1]``.
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ, an input is empty, complex or not finite, or
+        either vector is zero (its direction, and so the cosine, is undefined).
+
+    Examples
+    --------
+    >>> cosine([1, 1], [1, 2])  # doctest: +ELLIPSIS
+    0.9486832980505...
+    >>> cosine([3e300, 4e300], [4e300, 3e300])
+    0.96
+    >>> cosine([1e-300, 0.0], [0.0, 2e-300])
+    0.0
+    """
+    x_shape, y_shape = np.shape(x), np.shape(y)
+    if x_shape != y_shape:
+        raise ValueError(f"x has shape {x_shape} but y has shape {y_shape}; expected equal shapes")
+    x_array = _as_block(x, "x")
+    y_array = _as_block(y, "y")
+    return _combine(("all",), [_block_sums(x_array, y_array, "input")]).global_cosine
+
+
+def cosine_bounds(local: ArrayLike, x_norms: ArrayLike, y_norms: ArrayLike) -> tuple[float, float]:
+    """Sharp bounds on the global cosine from the local cosines and the profile cosine.
+
+    With ``rho = cos(x_norms, y_norms)`` and ``c_i`` the local cosines,
+
+    ``rho * min(c_i) <= cos(x, y) <= rho * max(c_i)``
+
+    for blocks of any signs. The interval is the exact range of the global
+    cosine over all ways of distributing the block norms that keep the same
+    ``rho`` (chapter 3): each end is approached as the weight concentrates on
+    the block with the smallest or largest local cosine, and reached exactly
+    when all local cosines of nonzero blocks are equal.
+
+    Parameters
+    ----------
+    local : array_like of shape (n_blocks,)
+        Local cosines, each in ``[-1, 1]``. ``nan`` marks a block that is zero
+        in ``x`` or ``y``; such a block must have a zero norm on one side.
+    x_norms, y_norms : array_like of shape (n_blocks,)
+        Nonnegative block norms.
+
+    Returns
+    -------
+    (lower, upper) : tuple of float
+
+    Raises
+    ------
+    ValueError
+        If the lengths differ, an array is empty, a norm is negative or not
+        finite, a local cosine lies outside ``[-1, 1]``, a ``nan`` local cosine
+        sits on a block with both norms nonzero, or a norm profile is all zeros.
+
+    Examples
+    --------
+    >>> cosine_bounds([0.9, 0.95], [1.0, 0.0001], [0.0001, 1.0])  # doctest: +ELLIPSIS
+    (0.00017999..., 0.00018999...)
+    >>> cosine_bounds([-0.5, -0.5], [1.0, 0.1], [0.1, 1.0])  # doctest: +ELLIPSIS
+    (-0.0990099..., -0.0990099...)
+    """
+    arrays = []
+    for value, name in ((local, "local"), (x_norms, "x_norms"), (y_norms, "y_norms")):
+        array = np.asarray(value, dtype=np.float64)
+        if array.ndim != 1 or array.size == 0:
+            raise ValueError(f"{name} must be a non-empty 1-D array; got shape {array.shape}")
+        arrays.append(array)
+    local_array, x_array, y_array = arrays
+    if not (local_array.size == x_array.size == y_array.size):
+        raise ValueError(
+            f"local, x_norms and y_norms must have the same length; got "
+            f"{local_array.size}, {x_array.size} and {y_array.size}"
+        )
+    for array, name in ((x_array, "x_norms"), (y_array, "y_norms")):
+        if not np.isfinite(array).all() or (array < 0).any():
+            raise ValueError(f"{name} must be finite and nonnegative; got {array}")
+        if not array.any():
+            raise ValueError(f"{name} is all zeros; the cosine is undefined")
+    weighted = (x_array > 0) & (y_array > 0)
+    if np.isnan(local_array[weighted]).any():
+        raise ValueError("a local cosine is nan on a block whose norms are both nonzero")
+    defined = local_array[~np.isnan(local_array)]
+    if ((defined < -1) | (defined > 1)).any():
+        raise ValueError(f"local cosines must lie in [-1, 1]; got {local_array}")
+    # rho via the scale-safe cosine of the two norm profiles.
+    rho = cosine(x_array, y_array)
+    if not weighted.any():
+        return 0.0, 0.0
+    return rho * float(local_array[weighted].min()), rho * float(local_array[weighted].max())

@@ -1,0 +1,6 @@
+"""Exploration widgets, one function per widget returning an ``ipywidgets`` object.
+
+Each widget separates a pure *update* function (testable and timeable without a
+browser) from the function that wires it to sliders, so a notebook cell is one line.
+Chapter groups live in submodules; the public functions are re-exported here.
+"""
