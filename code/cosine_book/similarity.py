@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["BlockCosines", "block_cosines", "cosine", "cosine_bounds"]
+__all__ = ["BlockCosines", "block_cosines", "blocks_with", "cosine", "cosine_bounds"]
 
 # Below _TINY or above _HUGE a float64 sum of squares may have lost digits to
 # underflow or be close to overflow; such blocks are rescaled first.
@@ -430,3 +430,58 @@ def cosine_bounds(local: ArrayLike, x_norms: ArrayLike, y_norms: ArrayLike) -> t
     if not weighted.any():
         return 0.0, 0.0
     return rho * float(local_array[weighted].min()), rho * float(local_array[weighted].max())
+
+
+def blocks_with(
+    local: ArrayLike, x_norms: ArrayLike, y_norms: ArrayLike
+) -> tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]]:
+    """Build blocked vectors with prescribed local cosines and block norms.
+
+    Block ``i`` is two-dimensional: ``x_i = ||x_i|| (1, 0)`` and
+    ``y_i = ||y_i|| (c_i, sqrt(1 - c_i^2))``, so ``cos(x_i, y_i) = c_i``. Any
+    combination of local cosines and norms is realised this way, which is what
+    makes the bounds of chapter 3 sharp.
+
+    Parameters
+    ----------
+    local : array_like of shape (n_blocks,)
+        Local cosines, each in ``[-1, 1]``.
+    x_norms, y_norms : array_like of shape (n_blocks,)
+        Nonnegative block norms.
+
+    Returns
+    -------
+    x_blocks, y_blocks : list of ndarray of shape (2,)
+
+    Raises
+    ------
+    ValueError
+        If the lengths differ, a cosine lies outside ``[-1, 1]``, or a norm is
+        negative or not finite.
+
+    Examples
+    --------
+    >>> x_blocks, y_blocks = blocks_with([0.9, 0.9], [1.0, 0.01], [0.01, 1.0])
+    >>> result = block_cosines(x_blocks, y_blocks)
+    >>> result.local.round(12).tolist(), round(result.global_cosine, 4)
+    ([0.9, 0.9], 0.018)
+    """
+    local_array = np.asarray(local, dtype=np.float64).reshape(-1)
+    x_array = np.asarray(x_norms, dtype=np.float64).reshape(-1)
+    y_array = np.asarray(y_norms, dtype=np.float64).reshape(-1)
+    if not (local_array.size == x_array.size == y_array.size) or local_array.size == 0:
+        raise ValueError(
+            "local, x_norms and y_norms must be non-empty and of the same length; got "
+            f"{local_array.size}, {x_array.size} and {y_array.size}"
+        )
+    if not np.isfinite(local_array).all() or (np.abs(local_array) > 1).any():
+        raise ValueError(f"local cosines must lie in [-1, 1]; got {local_array}")
+    for array, name in ((x_array, "x_norms"), (y_array, "y_norms")):
+        if not np.isfinite(array).all() or (array < 0).any():
+            raise ValueError(f"{name} must be finite and nonnegative; got {array}")
+    sines = np.sqrt(np.clip(1.0 - local_array**2, 0.0, 1.0))
+    x_blocks = [np.array([norm, 0.0]) for norm in x_array]
+    y_blocks = [
+        norm * np.array([c, s]) for norm, c, s in zip(y_array, local_array, sines, strict=True)
+    ]
+    return x_blocks, y_blocks

@@ -1,0 +1,372 @@
+"""Tests for cosine_book.similarity: the claims of chapters 2 and 3 as properties."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from cosine_book.similarity import BlockCosines, block_cosines, blocks_with, cosine, cosine_bounds
+
+PROPERTY_SETTINGS = settings(max_examples=150, deadline=None)
+
+finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def blocked_pairs(draw, min_blocks=1, max_blocks=6, max_size=5):
+    """Two lists of paired blocks with random sizes, neither whole vector zero."""
+    n_blocks = draw(st.integers(min_blocks, max_blocks))
+    sizes = draw(st.lists(st.integers(1, max_size), min_size=n_blocks, max_size=n_blocks))
+    x_blocks = [draw(hnp.arrays(np.float64, size, elements=finite)) for size in sizes]
+    y_blocks = [draw(hnp.arrays(np.float64, size, elements=finite)) for size in sizes]
+    x, y = np.concatenate(x_blocks), np.concatenate(y_blocks)
+    assume(np.linalg.norm(x) > 1e-3 and np.linalg.norm(y) > 1e-3)
+    return x_blocks, y_blocks
+
+
+def naive_cosine(x, y):
+    x, y = np.ravel(x).astype(np.float64), np.ravel(y).astype(np.float64)
+    return float(np.dot(x, y) / (np.linalg.norm(x) * np.linalg.norm(y)))
+
+
+# ---------------------------------------------------------------- cosine itself
+
+
+def test_cosine_known_values():
+    assert cosine([1, 0], [0, 1]) == 0.0
+    assert cosine([1, 2, 3], [2, 4, 6]) == pytest.approx(1.0, abs=1e-15)
+    assert cosine([1, 2, 3], [-1, -2, -3]) == pytest.approx(-1.0, abs=1e-15)
+    assert cosine([1, 1], [1, 2]) == pytest.approx(3 / math.sqrt(10), rel=1e-15)
+    assert cosine(np.eye(3), 2 * np.eye(3)) == pytest.approx(1.0)
+
+
+def test_cosine_is_clipped_to_unit_interval():
+    x = np.full(1000, 0.1)
+    assert -1.0 <= cosine(x, x) <= 1.0
+    assert -1.0 <= cosine(x, -x) <= 1.0
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300, 1e-310, 1e150, 1e-150, 4e307])
+def test_cosine_exact_at_extreme_magnitudes(scale):
+    x = np.array([3.0, 4.0, 0.0, 1.0])
+    y = np.array([4.0, 3.0, 2.0, -1.0])
+    expected = naive_cosine(x, y)
+    # Only positive powers of two rescale exactly; otherwise compare to rounding.
+    got = cosine(x * scale, y * scale)
+    assert math.isfinite(got)
+    assert got == pytest.approx(expected, rel=1e-9 if scale < 1e-307 else 1e-14)
+
+
+def test_cosine_mixed_extreme_magnitudes():
+    # A 1e300 entry dominates; the 1e-300 entries must not turn into NaN or inf.
+    x = np.array([1e300, 1e-300])
+    y = np.array([1e300, 1e-300])
+    assert cosine(x, y) == pytest.approx(1.0)
+    assert cosine([1e300, 0.0], [0.0, 1e-300]) == 0.0
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.int64])
+def test_cosine_dtypes_accumulate_in_float64(dtype):
+    rng = np.random.default_rng(0)
+    x = rng.integers(-50, 50, size=500).astype(dtype)
+    y = rng.integers(-50, 50, size=500).astype(dtype)
+    expected = naive_cosine(x.astype(np.float64), y.astype(np.float64))
+    assert cosine(x, y) == pytest.approx(expected, rel=1e-13)
+
+
+def test_float32_large_values_do_not_overflow():
+    x = np.full(10_000, 3e38, dtype=np.float32)
+    y = np.full(10_000, 1e38, dtype=np.float32)
+    assert cosine(x, y) == pytest.approx(1.0)
+
+
+def test_float16_long_vector_is_accurate():
+    # Accumulating 100,000 float16 squares in float16 would overflow at 65504.
+    x = np.ones(100_000, dtype=np.float16)
+    y = np.concatenate([np.ones(50_000), -np.ones(50_000)]).astype(np.float16)
+    assert cosine(x, y) == 0.0
+
+
+@st.composite
+def vector_pairs(draw, max_size=20):
+    size = draw(st.integers(1, max_size))
+    x = draw(hnp.arrays(np.float64, size, elements=finite))
+    y = draw(hnp.arrays(np.float64, size, elements=finite))
+    return x, y
+
+
+@given(vector_pairs())
+@PROPERTY_SETTINGS
+def test_cosine_matches_naive_and_is_scale_invariant(pair):
+    x, y = pair
+    assume(np.linalg.norm(x) > 1e-3 and np.linalg.norm(y) > 1e-3)
+    expected = naive_cosine(x, y)
+    assert cosine(x, y) == pytest.approx(expected, abs=1e-12)
+    # Positive scaling by powers of two is exact in floating point.
+    assert cosine(x * 2.0**900, y * 2.0**-900) == pytest.approx(expected, abs=1e-12)
+
+
+def test_cosine_bad_input():
+    with pytest.raises(ValueError, match="shape"):
+        cosine([1, 2], [1, 2, 3])
+    with pytest.raises(ValueError, match="zero vector"):
+        cosine([0, 0], [1, 2])
+    with pytest.raises(ValueError, match="zero vector"):
+        cosine([1, 2], [0.0, 0.0])
+    with pytest.raises(ValueError, match="NaN"):
+        cosine([1, np.nan], [1, 2])
+    with pytest.raises(ValueError, match="infinite"):
+        cosine([1, 2], [np.inf, 2])
+    with pytest.raises(ValueError, match="empty"):
+        cosine([], [])
+    with pytest.raises(ValueError, match="complex"):
+        cosine([1j, 2], [1, 2])
+    with pytest.raises(ValueError, match="dtype"):
+        cosine(["a", "b"], ["c", "d"])
+
+
+def test_nan_in_float32_and_wide_paths_named():
+    with pytest.raises(ValueError, match="NaN"):
+        cosine(np.array([1, np.nan], dtype=np.float32), np.array([1, 2], dtype=np.float32))
+    with pytest.raises(ValueError, match="y contains an infinite"):
+        cosine([1e300, 1.0], [1.0, np.inf])
+
+
+# ---------------------------------------------------------------- block_cosines
+
+
+def test_counterexample_every_local_cosine_is_one():
+    result = block_cosines([[1.0], [1.0]], [[1.0], [2.0]])
+    np.testing.assert_array_equal(result.local, [1.0, 1.0])
+    assert result.global_cosine == pytest.approx(3 / math.sqrt(10), rel=1e-15)
+    assert result.global_cosine < 1.0
+    assert result.profile_cosine == pytest.approx(result.global_cosine, rel=1e-15)
+
+
+@given(blocked_pairs())
+@PROPERTY_SETTINGS
+def test_identity_global_is_weighted_sum_of_locals(pair):
+    x_blocks, y_blocks = pair
+    result = block_cosines(x_blocks, y_blocks)
+    x, y = np.concatenate(x_blocks), np.concatenate(y_blocks)
+    assert result.global_cosine == pytest.approx(naive_cosine(x, y), abs=1e-12)
+    defined = ~np.isnan(result.local)
+    weighted_sum = float(np.sum(result.weights[defined] * result.local[defined]))
+    assert result.global_cosine == pytest.approx(weighted_sum, abs=1e-12)
+    # Weights are nonnegative and sum to the profile cosine rho in [0, 1].
+    assert (result.weights >= 0).all()
+    assert result.profile_cosine == pytest.approx(float(result.weights.sum()), abs=1e-12)
+    norms_cos = naive_cosine(result.x_norms, result.y_norms)
+    assert result.profile_cosine == pytest.approx(norms_cos, abs=1e-12)
+    assert 0.0 <= result.profile_cosine <= 1.0
+    # Zero blocks have undefined local cosine and zero weight.
+    assert (result.weights[~defined] == 0).all()
+
+
+@given(blocked_pairs())
+@PROPERTY_SETTINGS
+def test_two_sided_bound_holds_for_any_signs(pair):
+    result = block_cosines(*pair)
+    lower, upper = cosine_bounds(result.local, result.x_norms, result.y_norms)
+    assert lower - 1e-12 <= result.global_cosine <= upper + 1e-12
+    assert (lower, upper) == result.bounds()
+
+
+@given(blocked_pairs())
+@PROPERTY_SETTINGS
+def test_upper_bound_by_max_local_when_locals_nonnegative(pair):
+    x_blocks, y_blocks = pair
+    # Flip y blocks so that every defined local cosine is nonnegative.
+    first = block_cosines(x_blocks, y_blocks)
+    flipped = [
+        -y if (not np.isnan(c) and c < 0) else y for y, c in zip(y_blocks, first.local, strict=True)
+    ]
+    result = block_cosines(x_blocks, flipped)
+    defined = result.local[~np.isnan(result.local)]
+    assume(defined.size > 0)
+    assert (defined >= -1e-15).all()
+    assert result.global_cosine <= defined.max() + 1e-12
+
+
+def test_upper_bound_by_max_local_fails_for_negative_locals():
+    epsilon = 1e-3
+    result = block_cosines([[1.0], [epsilon]], [[-epsilon], [-1.0]])
+    np.testing.assert_array_equal(result.local, [-1.0, -1.0])
+    assert result.global_cosine == pytest.approx(-2 * epsilon / (1 + epsilon**2))
+    assert result.global_cosine > result.local.max()
+
+
+def test_lower_bound_rho_lambda_tends_to_zero():
+    # Local cosines fixed at 0.9 in both blocks; norms ||x_1||, ||y_2|| -> 0.
+    angle = math.acos(0.9)
+    unit = np.array([1.0, 0.0])
+    turned = np.array([math.cos(angle), math.sin(angle)])
+    previous = 1.0
+    for epsilon in [1e-1, 1e-2, 1e-4, 1e-8]:
+        result = block_cosines([epsilon * unit, unit], [turned, epsilon * turned])
+        np.testing.assert_allclose(result.local, [0.9, 0.9], atol=1e-15)
+        lower, _ = result.bounds()
+        assert result.global_cosine >= lower - 1e-15
+        assert result.global_cosine < previous
+        previous = result.global_cosine
+    assert previous < 1e-7
+
+
+@given(
+    st.lists(st.floats(-1, 1), min_size=2, max_size=6),
+    st.floats(0.0, 1.0),
+)
+@PROPERTY_SETTINGS
+def test_bounds_are_approached_as_weight_concentrates(local_values, rho):
+    """For fixed local cosines and fixed rho, both ends of the interval are attainable limits."""
+    local = np.array(local_values)
+    n = local.size
+    for target in (int(np.argmin(local)), int(np.argmax(local))):
+        # x is concentrated on `target`; y puts rho there and the rest on another
+        # block, so the weights approach rho * e_target as epsilon -> 0.
+        epsilon = 1e-9
+        other_b = (target + 1) % n
+        x_norms = np.full(n, epsilon)
+        y_norms = np.full(n, epsilon)
+        x_norms[target], y_norms[target] = 1.0, rho
+        y_norms[other_b] = math.sqrt(max(1.0 - rho**2, 0.0))
+        lower, upper = cosine_bounds(local, x_norms, y_norms)
+        global_cosine = block_cosines(*blocks_with(local, x_norms, y_norms)).global_cosine
+        extreme = lower if target == int(np.argmin(local)) else upper
+        assert global_cosine == pytest.approx(extreme, abs=1e-6)
+        assert lower - 1e-12 <= global_cosine <= upper + 1e-12
+
+
+def test_bounds_attained_exactly_when_locals_equal():
+    rng = np.random.default_rng(1)
+    x_norms, y_norms = rng.random(5), rng.random(5)
+    local = np.full(5, -0.3)
+    lower, upper = cosine_bounds(local, x_norms, y_norms)
+    rho = naive_cosine(x_norms, y_norms)
+    assert lower == pytest.approx(-0.3 * rho) and upper == pytest.approx(-0.3 * rho)
+
+
+def test_mapping_blocks_and_names():
+    update = {"W1": np.ones((3, 2)), "b1": np.array([1.0, -1.0])}
+    gradient = {"b1": np.array([2.0, -2.0]), "W1": -np.ones((3, 2))}
+    result = block_cosines(update, gradient)
+    assert isinstance(result, BlockCosines)
+    assert result.names == ("W1", "b1")
+    np.testing.assert_allclose(result.local, [-1.0, 1.0])
+    assert len(result) == 2
+
+
+def test_zero_block_reports_nan_with_zero_weight():
+    result = block_cosines([[0.0, 0.0], [1.0, 2.0]], [[1.0, 1.0], [2.0, 4.0]])
+    assert np.isnan(result.local[0])
+    assert result.weights[0] == 0.0
+    assert result.global_cosine == pytest.approx(naive_cosine([0, 0, 1, 2], [1, 1, 2, 4]))
+    lower, upper = result.bounds()
+    assert lower - 1e-15 <= result.global_cosine <= upper + 1e-15
+
+
+def test_extreme_block_magnitudes_keep_identity():
+    x_blocks = [np.array([1e300, 2e300]), np.array([1e-300, 3e-300]), np.array([5.0, 1.0])]
+    y_blocks = [np.array([2e300, 1e300]), np.array([-3e-300, 1e-300]), np.array([1.0, 5.0])]
+    result = block_cosines(x_blocks, y_blocks)
+    np.testing.assert_allclose(result.local, [0.8, 0.0, 10 / 26], atol=1e-15)
+    assert result.global_cosine == pytest.approx(0.8, abs=1e-12)
+    assert np.isfinite(result.x_norms).all()
+    assert result.weights[1] == pytest.approx(0.0, abs=1e-300)
+
+
+def test_norm_beyond_float_range_keeps_cosine_exact():
+    big = np.full(4, 1.5e308)
+    result = block_cosines([big, np.ones(4)], [big, np.ones(4)])
+    assert np.isinf(result.x_norms[0])
+    assert result.global_cosine == pytest.approx(1.0)
+    np.testing.assert_allclose(result.weights, [1.0, 0.0], atol=1e-12)
+
+
+def test_float32_blocks_larger_than_one_chunk():
+    rng = np.random.default_rng(3)
+    x_blocks = [rng.standard_normal(100_003).astype(np.float32) for _ in range(3)]
+    y_blocks = [x + rng.standard_normal(x.size).astype(np.float32) for x in x_blocks]
+    result = block_cosines(x_blocks, y_blocks)
+    x = np.concatenate(x_blocks).astype(np.float64)
+    y = np.concatenate(y_blocks).astype(np.float64)
+    assert result.global_cosine == pytest.approx(naive_cosine(x, y), abs=1e-13)
+
+
+@pytest.mark.parametrize(
+    ("x_blocks", "y_blocks", "message"),
+    [
+        ([[1.0], [2.0]], [[1.0]], "2 blocks but y has 1"),
+        ({"a": [1.0]}, {"b": [1.0]}, "same block names"),
+        ({"a": [1.0]}, [[1.0]], "both be mappings"),
+        ([[1.0, 2.0]], [[1.0, 2.0, 3.0]], "shape"),
+        ([[1.0, 2.0]], [[[1.0, 2.0]]], "shape"),
+        ([], [], "no blocks"),
+        ([[]], [[]], "empty"),
+        ([[1.0, np.nan]], [[1.0, 2.0]], "NaN"),
+        ([[1.0, 2.0]], [[np.inf, 2.0]], "infinite"),
+        ([[0.0], [0.0]], [[1.0], [2.0]], "x is the zero vector"),
+        ([[1.0], [1.0]], [[0.0], [0.0]], "y is the zero vector"),
+        ([[1.0, 2.0], [1.0]], [[1.0, 2.0], [1.0, 2.0]], "block '1'"),
+        ("ab", "cd", "strings"),
+    ],
+)
+def test_block_cosines_bad_input(x_blocks, y_blocks, message):
+    with pytest.raises(ValueError, match=message):
+        block_cosines(x_blocks, y_blocks)
+
+
+# ---------------------------------------------------------------- cosine_bounds
+
+
+@pytest.mark.parametrize(
+    ("local", "x_norms", "y_norms", "message"),
+    [
+        ([0.5], [1.0, 1.0], [1.0, 1.0], "same length"),
+        ([], [], [], "non-empty"),
+        ([0.5, 0.5], [1.0, -1.0], [1.0, 1.0], "nonnegative"),
+        ([0.5, 0.5], [1.0, np.nan], [1.0, 1.0], "finite"),
+        ([0.5, 1.5], [1.0, 1.0], [1.0, 1.0], r"\[-1, 1\]"),
+        ([0.5, np.nan], [1.0, 1.0], [1.0, 1.0], "nan on a block"),
+        ([0.5, 0.5], [0.0, 0.0], [1.0, 1.0], "all zeros"),
+    ],
+)
+def test_cosine_bounds_bad_input(local, x_norms, y_norms, message):
+    with pytest.raises(ValueError, match=message):
+        cosine_bounds(local, x_norms, y_norms)
+
+
+def test_cosine_bounds_disjoint_profiles_pin_global_to_zero():
+    # Blocks where only one side is nonzero have weight 0: rho = 0 and the interval is {0}.
+    assert cosine_bounds([np.nan, np.nan], [1.0, 0.0], [0.0, 1.0]) == (0.0, 0.0)
+
+
+@given(
+    st.lists(
+        st.tuples(st.floats(-1, 1), st.floats(0, 10), st.floats(0, 10)), min_size=1, max_size=6
+    )
+)
+@PROPERTY_SETTINGS
+def test_blocks_with_realises_norms_and_cosines(rows):
+    local, x_norms, y_norms = (np.array(column) for column in zip(*rows, strict=True))
+    assume(x_norms.any() and y_norms.any())
+    result = block_cosines(*blocks_with(local, x_norms, y_norms))
+    np.testing.assert_allclose(result.x_norms, x_norms, rtol=1e-14)
+    np.testing.assert_allclose(result.y_norms, y_norms, rtol=1e-14)
+    both = (x_norms > 0) & (y_norms > 0)
+    np.testing.assert_allclose(result.local[both], local[both], atol=1e-12)
+    assert np.isnan(result.local[~both]).all()
+
+
+def test_blocks_with_bad_input():
+    with pytest.raises(ValueError, match="same length"):
+        blocks_with([0.5], [1.0, 2.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"\[-1, 1\]"):
+        blocks_with([1.5], [1.0], [1.0])
+    with pytest.raises(ValueError, match="nonnegative"):
+        blocks_with([0.5], [-1.0], [1.0])
