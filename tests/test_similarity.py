@@ -261,6 +261,13 @@ def test_mapping_blocks_and_names():
     assert len(result) == 2
 
 
+def test_zero_block_beside_subnormal_block():
+    # A zero block must not break the relative scaling of a subnormal block.
+    result = block_cosines([[0.0, 0.0], [2.2e-313, 0.0]], [[0.0, 0.0], [1.0, 1.0]])
+    assert np.isnan(result.local[0]) and result.weights[0] == 0.0
+    assert result.global_cosine == pytest.approx(math.sqrt(0.5), rel=1e-6)
+
+
 def test_zero_block_reports_nan_with_zero_weight():
     result = block_cosines([[0.0, 0.0], [1.0, 2.0]], [[1.0, 1.0], [2.0, 4.0]])
     assert np.isnan(result.local[0])
@@ -346,11 +353,12 @@ def test_cosine_bounds_disjoint_profiles_pin_global_to_zero():
     assert cosine_bounds([np.nan, np.nan], [1.0, 0.0], [0.0, 1.0]) == (0.0, 0.0)
 
 
-@given(
-    st.lists(
-        st.tuples(st.floats(-1, 1), st.floats(0, 10), st.floats(0, 10)), min_size=1, max_size=6
-    )
-)
+norms = st.one_of(
+    st.just(0.0), st.floats(1e-100, 10.0)
+)  # no subnormals: blocks_with scales by them
+
+
+@given(st.lists(st.tuples(st.floats(-1, 1), norms, norms), min_size=1, max_size=6))
 @PROPERTY_SETTINGS
 def test_blocks_with_realises_norms_and_cosines(rows):
     local, x_norms, y_norms = (np.array(column) for column in zip(*rows, strict=True))

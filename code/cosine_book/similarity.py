@@ -226,6 +226,9 @@ def _combine(names: tuple[str, ...], sums: list[_BlockSums]) -> BlockCosines:
         raise ValueError("x is the zero vector; its cosine with anything is undefined")
     if not yy.any():
         raise ValueError("y is the zero vector; its cosine with anything is undefined")
+    # Zero blocks carry no scale (their placeholder scale must not enter the ratios).
+    scale_x = np.where(xx > 0, scale_x, 0.0)
+    scale_y = np.where(yy > 0, scale_y, 0.0)
     # Every norm relative to the largest scale: terms of order 1..size, no overflow.
     top_x = scale_x[xx > 0].max()
     top_y = scale_y[yy > 0].max()
