@@ -290,3 +290,53 @@ def test_sample_with_moments_errors():
         sample_with_moments(10, 0, 0, 1, 1, 1.5)
     with pytest.raises(ValueError, match="nonnegative"):
         sample_with_moments(10, 0, 0, -1, 1, 0.5)
+
+
+# --- widgets (pure parts, no browser) ----------------------------------------
+
+
+def test_two_group_sample_has_the_requested_moments():
+    from cosine_book.widgets.correlation import GroupSpec, two_group_sample
+
+    x, y, groups = two_group_sample(
+        GroupSpec(30, 1.0, 2.0, 0.5, 0.6), GroupSpec(50, -1, 0, 2, -0.3)
+    )
+    result = grouped_correlation(x, y, groups)
+    np.testing.assert_allclose(result.counts, [30, 50])
+    np.testing.assert_allclose(result.within, [0.6, -0.3], atol=1e-12)
+    np.testing.assert_allclose(result.x_means, [1.0, -1.0], atol=1e-12)
+    np.testing.assert_allclose(result.y_sds, [0.5, 2.0], atol=1e-12)
+
+
+def test_offset_sweep_flips_sign_at_the_zero_gap():
+    from cosine_book.widgets.correlation import offset_sweep
+
+    gaps = np.linspace(-8, 8, 161)
+    pooled, zero_gap = offset_sweep(gaps, within=(0.8, 0.8), x_gap=3.0)
+    assert (pooled[gaps < zero_gap] < 0).all()
+    assert (pooled[gaps > zero_gap] > 0).all()
+    # Far away the between-group part dominates: r tends to +-(x-gap share of x's spread).
+    far, _ = offset_sweep([-1e6, 1e6], within=(0.8, 0.8), x_gap=3.0)
+    limit = 0.5 * 3.0 / np.sqrt(1.0 + 0.25 * 9.0)
+    np.testing.assert_allclose(far, [-limit, limit], atol=1e-5)
+
+
+def test_widget_updates_draw_without_error():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from cosine_book.widgets.correlation import (
+        _decomposition_update,
+        decomposition_widget,
+        simpson_widget,
+    )
+
+    fig, result = _decomposition_update(0.3, 0, 1, 1, 0.9, 3, -2, 0.5, 0.9)
+    assert result.counts.tolist() == [36, 84]
+    assert result.pooled < 0 < result.within.min()
+    plt.close(fig)
+    assert decomposition_widget() is not None
+    assert simpson_widget() is not None
+    plt.close("all")

@@ -4,3 +4,5 @@ Each widget separates a pure *update* function (testable and timeable without a
 browser) from the function that wires it to sliders, so a notebook cell is one line.
 Chapter groups live in submodules; the public functions are re-exported here.
 """
+
+from cosine_book.widgets.correlation import decomposition_widget, simpson_widget  # noqa: F401
