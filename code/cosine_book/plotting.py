@@ -7,9 +7,11 @@ plain Matplotlib calls or with the helpers below.
 from __future__ import annotations
 
 import matplotlib as mpl
+import numpy as np
 from matplotlib.axes import Axes
+from numpy.typing import ArrayLike
 
-__all__ = ["PALETTE", "annotate_bounds", "use_book_style"]
+__all__ = ["PALETTE", "annotate_bounds", "plot_intervals", "use_book_style"]
 
 #: Colour-blind-safe palette (Okabe and Ito), in the order the book uses it.
 PALETTE: dict[str, str] = {
@@ -90,3 +92,55 @@ def annotate_bounds(
     ax.set_ylim(0.0, 1.0)
     ax.set_yticks([])
     ax.legend(loc="upper left", ncols=2)
+
+
+def plot_intervals(
+    ax: Axes,
+    lower: ArrayLike,
+    upper: ArrayLike,
+    values: ArrayLike,
+    *,
+    interval_label: str = "bounds",
+    value_label: str = "value",
+) -> None:
+    """Draw one vertical interval per case with its value as a dot, cases side by side.
+
+    Useful to show many computed values against their theoretical intervals at
+    once (for example sampled global cosines against ``[rho * min c, rho * max c]``).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Axes to draw on; cases go along the x-axis in the given order.
+    lower, upper : array_like of shape (n_cases,)
+        Ends of each interval.
+    values : array_like of shape (n_cases,)
+        The value of each case.
+    interval_label, value_label : str
+        Legend labels.
+
+    Raises
+    ------
+    ValueError
+        If the three arrays do not have the same 1-D shape.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> plot_intervals(ax, [-0.5, 0.1], [0.5, 0.3], [0.2, 0.25])
+    >>> len(ax.collections), len(ax.lines)  # the intervals; the dots and the zero line
+    (1, 2)
+    >>> plt.close(fig)
+    """
+    low, high, value = (np.asarray(a, dtype=np.float64) for a in (lower, upper, values))
+    if not (low.ndim == 1 and low.shape == high.shape == value.shape):
+        raise ValueError(
+            "lower, upper and values must be 1-D arrays of the same length; got shapes "
+            f"{low.shape}, {high.shape} and {value.shape}"
+        )
+    cases = np.arange(low.size)
+    ax.vlines(cases, low, high, color=PALETTE["bound"], lw=3, alpha=0.6, label=interval_label)
+    ax.plot(cases, value, "o", color=PALETTE["global"], ms=3.5, label=value_label)
+    ax.axhline(0.0, color=PALETTE["neutral"], lw=0.8)
+    ax.legend(loc="upper left")

@@ -5,4 +5,5 @@ browser) from the function that wires it to sliders, so a notebook cell is one l
 Chapter groups live in submodules; the public functions are re-exported here.
 """
 
+from cosine_book.widgets.blocks import bounds_widget, two_block_widget  # noqa: F401  (chapters 2-3)
 from cosine_book.widgets.correlation import decomposition_widget, simpson_widget  # noqa: F401

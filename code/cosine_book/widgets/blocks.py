@@ -1,0 +1,424 @@
+"""Widgets and constructions for the block decomposition (chapters 2 and 3).
+
+The pure functions here build blocked vectors with prescribed block norms and
+local cosines, and summarise them through :func:`cosine_book.similarity.block_cosines`
+and :func:`cosine_book.similarity.cosine_bounds`. The widget functions only wire
+these to sliders, so everything a widget shows can be tested without a browser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib.figure import Figure
+from numpy.typing import ArrayLike, NDArray
+
+from cosine_book.plotting import PALETTE, annotate_bounds
+from cosine_book.similarity import block_cosines, cosine_bounds
+
+__all__ = [
+    "BlockSummary",
+    "block_summary",
+    "blocks_with_norms_and_cosines",
+    "bounds_widget",
+    "draw_block_summary",
+    "profiles_with_cosine",
+    "random_block_pair",
+    "two_block_widget",
+]
+
+
+@dataclass(frozen=True)
+class BlockSummary:
+    """What the block widgets show, computed from actual vectors.
+
+    Attributes
+    ----------
+    local : ndarray of shape (n_blocks,)
+        Local cosines (``nan`` for a block that is zero on one side).
+    weights : ndarray of shape (n_blocks,)
+        Weights ``w_i = ||x_i|| ||y_i|| / (||x|| ||y||)``.
+    rho : float
+        Cosine of the two norm profiles, the sum of the weights.
+    global_cosine : float
+        Cosine of the whole vectors.
+    lower, upper : float
+        The feasible interval ``[rho * min c_i, rho * max c_i]``.
+    """
+
+    local: NDArray[np.float64]
+    weights: NDArray[np.float64]
+    rho: float
+    global_cosine: float
+    lower: float
+    upper: float
+
+
+def blocks_with_norms_and_cosines(
+    x_norms: ArrayLike, y_norms: ArrayLike, local: ArrayLike
+) -> tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]]:
+    """Build 2-D blocks ``x_i``, ``y_i`` with the given norms and local cosines.
+
+    Block ``i`` is ``x_i = ||x_i|| (1, 0)`` and
+    ``y_i = ||y_i|| (c_i, sqrt(1 - c_i**2))``, so any norms and any cosines in
+    ``[-1, 1]`` are realised by actual vectors.
+
+    Parameters
+    ----------
+    x_norms, y_norms : array_like of shape (n_blocks,)
+        Nonnegative, finite block norms.
+    local : array_like of shape (n_blocks,)
+        Local cosines in ``[-1, 1]``.
+
+    Returns
+    -------
+    (x_blocks, y_blocks) : tuple of two lists of ndarray of shape (2,)
+
+    Raises
+    ------
+    ValueError
+        If the lengths differ or are zero, a norm is negative or not finite,
+        or a cosine lies outside ``[-1, 1]``.
+
+    Examples
+    --------
+    >>> xs, ys = blocks_with_norms_and_cosines([1.0, 2.0], [3.0, 1.0], [0.6, -1.0])
+    >>> xs[1], ys[0]
+    (array([2., 0.]), array([1.8, 2.4]))
+    """
+    x_array = np.asarray(x_norms, dtype=np.float64)
+    y_array = np.asarray(y_norms, dtype=np.float64)
+    cosines = np.asarray(local, dtype=np.float64)
+    if x_array.ndim != 1 or x_array.size == 0 or x_array.shape != y_array.shape:
+        raise ValueError(
+            "x_norms and y_norms must be non-empty 1-D arrays of the same length; "
+            f"got shapes {x_array.shape} and {y_array.shape}"
+        )
+    if cosines.shape != x_array.shape:
+        raise ValueError(
+            f"local must have one cosine per block ({x_array.size}); got shape {cosines.shape}"
+        )
+    for array, name in ((x_array, "x_norms"), (y_array, "y_norms")):
+        if not np.isfinite(array).all() or (array < 0).any():
+            raise ValueError(f"{name} must be finite and nonnegative; got {array}")
+    if not np.isfinite(cosines).all() or (np.abs(cosines) > 1).any():
+        raise ValueError(f"local cosines must lie in [-1, 1]; got {cosines}")
+    x_blocks = [np.array([norm, 0.0]) for norm in x_array]
+    y_blocks = [
+        norm * np.array([c, np.sqrt(1.0 - c * c)]) for norm, c in zip(y_array, cosines, strict=True)
+    ]
+    return x_blocks, y_blocks
+
+
+def block_summary(x_norms: ArrayLike, y_norms: ArrayLike, local: ArrayLike) -> BlockSummary:
+    """Global cosine, weights and bounds of vectors with given block norms and cosines.
+
+    The vectors are built by :func:`blocks_with_norms_and_cosines` and measured
+    with :func:`~cosine_book.similarity.block_cosines`; this is the update
+    function of both block widgets.
+
+    Parameters
+    ----------
+    x_norms, y_norms : array_like of shape (n_blocks,)
+        Nonnegative block norms; neither profile may be all zeros.
+    local : array_like of shape (n_blocks,)
+        Local cosines in ``[-1, 1]``.
+
+    Returns
+    -------
+    BlockSummary
+
+    Raises
+    ------
+    ValueError
+        For bad norms or cosines (see :func:`blocks_with_norms_and_cosines`),
+        or when a whole vector is zero.
+
+    Examples
+    --------
+    Su's limit construction with ``eps = 0.1`` and both local cosines 0.9:
+
+    >>> s = block_summary([0.1, 1.0], [1.0, 0.1], [0.9, 0.9])
+    >>> round(s.global_cosine, 4), round(s.rho, 4), s.weights.round(4)
+    (0.1782, 0.198, array([0.099, 0.099]))
+    """
+    x_blocks, y_blocks = blocks_with_norms_and_cosines(x_norms, y_norms, local)
+    result = block_cosines(x_blocks, y_blocks)
+    lower, upper = cosine_bounds(result.local, result.x_norms, result.y_norms)
+    return BlockSummary(
+        local=result.local,
+        weights=result.weights,
+        rho=result.profile_cosine,
+        global_cosine=result.global_cosine,
+        lower=lower,
+        upper=upper,
+    )
+
+
+def profiles_with_cosine(
+    rho: float, share: float, n_blocks: int = 2, eta: float = 0.0
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Norm profiles with cosine exactly ``rho`` that move the weight from block 1 to block 2.
+
+    Blocks 1 and 2 get ``(cos alpha, sin alpha)`` on the x side and
+    ``(cos beta, sin beta)`` on the y side, with ``alpha - beta = delta`` and
+    ``beta = share * (pi/2 - delta)``; any further blocks get the norm ``eta``
+    on both sides. ``delta`` is chosen so that the profile cosine is exactly
+    ``rho``: ``cos(delta) = rho * (1 + m eta**2) - m eta**2`` with
+    ``m = n_blocks - 2``. As ``share`` goes from 0 to 1 the weight of block 1
+    falls from its largest to its smallest value (``rho`` to 0 when
+    ``eta = 0``), so the global cosine sweeps the interval of chapter 3.
+    For ``0 < share < 1`` and ``eta > 0`` every norm is positive.
+
+    Parameters
+    ----------
+    rho : float
+        Target profile cosine in ``[0, 1]``.
+    share : float
+        Position of the sweep in ``[0, 1]``.
+    n_blocks : int
+        Number of blocks, at least 2.
+    eta : float
+        Norm of the blocks after the first two (on both sides), nonnegative and
+        small enough that ``rho * (1 + m eta**2) >= m eta**2``.
+
+    Returns
+    -------
+    (x_norms, y_norms) : tuple of ndarray of shape (n_blocks,)
+
+    Raises
+    ------
+    ValueError
+        If ``rho`` or ``share`` lies outside ``[0, 1]``, ``n_blocks < 2``, or
+        ``eta`` is negative or too large for ``rho``.
+
+    Examples
+    --------
+    >>> x_norms, y_norms = profiles_with_cosine(0.8, 0.5)
+    >>> round(float(x_norms @ y_norms), 6), (x_norms * y_norms).round(4)
+    (0.8, array([0.4, 0.4]))
+    >>> x_norms, y_norms = profiles_with_cosine(0.6, 0.3, n_blocks=4, eta=0.05)
+    >>> cos_profiles = x_norms @ y_norms / (np.linalg.norm(x_norms) * np.linalg.norm(y_norms))
+    >>> round(float(cos_profiles), 12)
+    0.6
+    """
+    if not 0.0 <= rho <= 1.0:
+        raise ValueError(f"rho must lie in [0, 1] (norm profiles are nonnegative); got {rho}")
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"share must lie in [0, 1]; got {share}")
+    if n_blocks < 2:
+        raise ValueError(f"n_blocks must be at least 2; got {n_blocks}")
+    extra = (n_blocks - 2) * eta**2
+    cos_delta = rho * (1.0 + extra) - extra
+    if eta < 0 or cos_delta < 0:
+        raise ValueError(
+            f"eta must be nonnegative and small enough for rho={rho}; got {eta} "
+            f"(need rho * (1 + m eta**2) >= m eta**2 with m = {n_blocks - 2})"
+        )
+    delta = float(np.arccos(min(cos_delta, 1.0)))
+    beta = share * (np.pi / 2 - delta)
+    alpha = beta + delta
+    x_norms = np.full(n_blocks, eta)
+    y_norms = np.full(n_blocks, eta)
+    x_norms[:2] = np.cos(alpha), np.sin(alpha)
+    y_norms[:2] = np.cos(beta), np.sin(beta)
+    # cos(pi/2) is 6e-17 in floating point: make the end points exact zeros.
+    x_norms[np.abs(x_norms) < 1e-15] = 0.0
+    y_norms[np.abs(y_norms) < 1e-15] = 0.0
+    return x_norms, y_norms
+
+
+def random_block_pair(
+    rng: np.random.Generator, max_blocks: int = 6, max_size: int = 8
+) -> tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]]:
+    """A random pair of blocked vectors with very uneven block scales.
+
+    The number of blocks, each block's size, its scale on each side (log-uniform
+    over six decades) and how strongly ``y_i`` follows ``x_i`` (or its negative)
+    are all drawn from ``rng``, so that samples cover the whole range of local
+    cosines and of norm profiles.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness (seed it for reproducible samples).
+    max_blocks, max_size : int
+        Largest number of blocks and largest block size, each at least 1.
+
+    Returns
+    -------
+    (x_blocks, y_blocks) : tuple of two lists of ndarray
+
+    Raises
+    ------
+    ValueError
+        If ``max_blocks`` or ``max_size`` is smaller than 1.
+
+    Examples
+    --------
+    >>> xs, ys = random_block_pair(np.random.default_rng(0))
+    >>> len(xs) == len(ys), [x.shape == y.shape for x, y in zip(xs, ys)][0]
+    (True, True)
+    """
+    if max_blocks < 1 or max_size < 1:
+        raise ValueError(
+            f"max_blocks and max_size must be at least 1; got {max_blocks} and {max_size}"
+        )
+    n_blocks = int(rng.integers(1, max_blocks + 1))
+    x_blocks, y_blocks = [], []
+    for _ in range(n_blocks):
+        size = int(rng.integers(1, max_size + 1))
+        x = rng.standard_normal(size)
+        # y_i = a * x_i + noise: a in [-3, 3] sets the sign and strength of agreement.
+        y = rng.uniform(-3.0, 3.0) * x + rng.standard_normal(size)
+        x_blocks.append(x * 10.0 ** rng.uniform(-3.0, 3.0))
+        y_blocks.append(y * 10.0 ** rng.uniform(-3.0, 3.0))
+    return x_blocks, y_blocks
+
+
+def draw_block_summary(fig: Figure, summary: BlockSummary, names: Sequence[str] = ()) -> None:
+    """Draw local cosines, weights and the feasible interval of a :class:`BlockSummary`.
+
+    Left: one group of bars per block (local cosine, weight). Right: the
+    interval ``[rho * min c_i, rho * max c_i]``, the global cosine inside it,
+    and the range of the local cosines for comparison.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        An empty figure; two axes are added to it.
+    summary : BlockSummary
+        What to draw, from :func:`block_summary`.
+    names : sequence of str, optional
+        Block labels; ``block 1``, ``block 2``, ... by default.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = plt.figure()
+    >>> draw_block_summary(fig, block_summary([1.0, 0.5], [0.5, 1.0], [0.9, 0.2]))
+    >>> len(fig.axes)
+    2
+    >>> plt.close(fig)
+    """
+    n_blocks = summary.local.size
+    labels = list(names) or [f"block {i + 1}" for i in range(n_blocks)]
+    bars_ax, line_ax = fig.subplots(1, 2, width_ratios=[1.0, 1.4])
+    positions = np.arange(n_blocks)
+    bars_ax.bar(positions - 0.2, np.nan_to_num(summary.local), 0.4, color=PALETTE["local"])
+    bars_ax.bar(positions + 0.2, summary.weights, 0.4, color=PALETTE["weight"])
+    bars_ax.axhline(0.0, color=PALETTE["neutral"], lw=0.8)
+    bars_ax.set_xticks(positions, labels)
+    bars_ax.set_ylim(-1.05, 1.05)
+    bars_ax.legend(["local cosine $c_i$", "weight $w_i$"], loc="lower left")
+    bars_ax.set_title(rf"weights sum to $\rho$ = {summary.rho:.3f}")
+
+    annotate_bounds(line_ax, summary.lower, summary.upper, summary.global_cosine)
+    defined = summary.local[~np.isnan(summary.local)]
+    line_ax.plot(defined, np.full(defined.size, 0.2), "|", color=PALETTE["local"], ms=18, mew=2)
+    line_ax.text(-0.98, 0.05, "ticks: local cosines", fontsize=8, color=PALETTE["local"])
+    line_ax.set_title(
+        f"global {summary.global_cosine:.3f} in [{summary.lower:.3f}, {summary.upper:.3f}]"
+    )
+
+
+def _summary_widget(slider_specs: dict[str, tuple[float, float, float]], to_arrays, caption: str):
+    """Sliders from ``slider_specs`` (name -> (min, max, initial)), redrawing on change."""
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+
+    sliders = {
+        name: widgets.FloatSlider(
+            value=value,
+            min=low,
+            max=high,
+            step=0.01,
+            description=name,
+            continuous_update=False,
+            readout_format=".2f",
+        )
+        for name, (low, high, value) in slider_specs.items()
+    }
+    output = widgets.Output()
+
+    def redraw(_change: object = None) -> None:
+        values = {name: slider.value for name, slider in sliders.items()}
+        with output:
+            output.clear_output(wait=True)
+            try:
+                summary = block_summary(*to_arrays(values))
+            except ValueError as error:
+                print(f"Not a valid setting: {error}")
+                return
+            fig = plt.figure(figsize=(8.0, 3.2))
+            draw_block_summary(fig, summary)
+            plt.show()
+
+    for slider in sliders.values():
+        slider.observe(redraw, names="value")
+    redraw()
+    controls = widgets.GridBox(
+        list(sliders.values()),
+        layout=widgets.Layout(grid_template_columns="repeat(3, 300px)"),
+    )
+    return widgets.VBox([widgets.HTML(caption), controls, output])
+
+
+def two_block_widget():
+    """Sliders for two blocks' norms and local cosines, showing the global cosine.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        Six sliders (``||x1||``, ``||x2||``, ``||y1||``, ``||y2||``, ``c1``,
+        ``c2``) above a live figure drawn by :func:`draw_block_summary`.
+    """
+    specs = {
+        "‖x₁‖": (0.0, 2.0, 0.2),
+        "‖y₁‖": (0.0, 2.0, 1.0),
+        "c₁": (-1.0, 1.0, 0.9),
+        "‖x₂‖": (0.0, 2.0, 1.0),
+        "‖y₂‖": (0.0, 2.0, 0.2),
+        "c₂": (-1.0, 1.0, 0.9),
+    }
+
+    def to_arrays(v: dict[str, float]) -> tuple[list[float], list[float], list[float]]:
+        return [v["‖x₁‖"], v["‖x₂‖"]], [v["‖y₁‖"], v["‖y₂‖"]], [v["c₁"], v["c₂"]]
+
+    return _summary_widget(specs, to_arrays, "<b>Two blocks:</b> norms and local cosines")
+
+
+def bounds_widget(local: Sequence[float] = (0.9, 0.5, -0.3)):
+    """Sliders for three blocks' norm profiles and local cosines, showing the interval.
+
+    Parameters
+    ----------
+    local : sequence of three floats
+        Initial local cosines.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        Nine sliders (``||x_i||``, ``||y_i||``, ``c_i`` for three blocks) above a
+        live figure of the feasible interval and the global cosine.
+    """
+    if len(local) != 3:
+        raise ValueError(f"bounds_widget shows three blocks; got {len(local)} local cosines")
+    subscripts = "₁₂₃"
+    x_start, y_start = (1.0, 0.6, 0.3), (0.3, 0.8, 1.0)
+    specs: dict[str, tuple[float, float, float]] = {}
+    for i, s in enumerate(subscripts):
+        specs[f"‖x{s}‖"] = (0.0, 2.0, x_start[i])
+        specs[f"‖y{s}‖"] = (0.0, 2.0, y_start[i])
+        specs[f"c{s}"] = (-1.0, 1.0, float(local[i]))
+
+    def to_arrays(v: dict[str, float]) -> tuple[list[float], list[float], list[float]]:
+        return (
+            [v[f"‖x{s}‖"] for s in subscripts],
+            [v[f"‖y{s}‖"] for s in subscripts],
+            [v[f"c{s}"] for s in subscripts],
+        )
+
+    return _summary_widget(specs, to_arrays, "<b>Three blocks:</b> one row of sliders per block")
