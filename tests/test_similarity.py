@@ -79,6 +79,11 @@ def test_cosine_dtypes_accumulate_in_float64(dtype):
     assert cosine(x, y) == pytest.approx(expected, rel=1e-13)
 
 
+def test_float64_beside_integers_keeps_extreme_range():
+    assert cosine(np.array([3e300, 4e300]), np.array([4, 3])) == pytest.approx(0.96)
+    assert cosine(np.array([1, 2], dtype=np.int8), np.array([2e-300, 4e-300])) == pytest.approx(1.0)
+
+
 def test_float32_large_values_do_not_overflow():
     x = np.full(10_000, 3e38, dtype=np.float32)
     y = np.full(10_000, 1e38, dtype=np.float32)
