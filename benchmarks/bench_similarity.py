@@ -35,9 +35,7 @@ def make_blocks(seed: int = 0) -> tuple[list[np.ndarray], list[np.ndarray]]:
     sizes = np.maximum(1, np.floor(weights / weights.sum() * TOTAL)).astype(int)
     sizes[-1] += TOTAL - sizes.sum()
     x_blocks = [rng.standard_normal(size, dtype=np.float32) for size in sizes]
-    y_blocks = [
-        (x + rng.standard_normal(size, dtype=np.float32)) for x, size in zip(x_blocks, sizes, strict=False)
-    ]
+    y_blocks = [x + rng.standard_normal(x.size, dtype=np.float32) for x in x_blocks]
     return x_blocks, y_blocks
 
 
@@ -80,11 +78,13 @@ def main() -> None:
     exact = np.float64(with_block_cosines(x_blocks, y_blocks))
     naive = np.float64(concatenate_then_cosine(x_blocks, y_blocks))
     print(
-        f"{N_BLOCKS} float32 blocks, {TOTAL:,} entries per side; largest block {largest_block / 2**20:.1f} MiB"
+        f"{N_BLOCKS} float32 blocks, {TOTAL:,} entries per side; "
+        f"largest block {largest_block / 2**20:.1f} MiB"
     )
     for name, (seconds, peak) in results.items():
         print(
-            f"  {name:<22} median {seconds * 1e3:8.1f} ms   peak extra memory {peak / 2**20:8.2f} MiB"
+            f"  {name:<22} median {seconds * 1e3:8.1f} ms"
+            f"   peak extra memory {peak / 2**20:8.2f} MiB"
         )
     ours, ours_peak = results["block_cosines"]
     speedup = results["concatenate + cosine"][0] / ours
