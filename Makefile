@@ -52,8 +52,11 @@ format: $(STAMP)
 	$(BIN)/ruff format $(LINTED)
 
 test: $(STAMP) $(OFFLINE_STAMP)
+	@echo "== lint"
 	$(MAKE) --no-print-directory lint
-	$(BIN)/python -m pytest
+	@echo "== pytest: unit, property and doctests, nbval on every chapter"
+	MPLBACKEND=Agg PYTHONHASHSEED=0 $(BIN)/python -m pytest
+	@echo "== book build (warnings are errors)"
 	$(MAKE) --no-print-directory book
 
 lab: $(STAMP)
