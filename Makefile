@@ -55,7 +55,7 @@ test: $(STAMP) $(OFFLINE_STAMP)
 	@echo "== lint"
 	$(MAKE) --no-print-directory lint
 	@echo "== pytest: unit, property and doctests, nbval on every chapter"
-	MPLBACKEND=Agg PYTHONHASHSEED=0 $(BIN)/python -m pytest
+	PYTHONHASHSEED=0 $(BIN)/python -m pytest
 	@echo "== book build (warnings are errors)"
 	$(MAKE) --no-print-directory book
 
