@@ -231,7 +231,7 @@ def profiles_with_cosine(
 
 
 def random_block_pair(
-    rng: np.random.Generator, max_blocks: int = 6, max_size: int = 8
+    rng: np.random.Generator, max_blocks: int = 6, max_size: int = 8, min_blocks: int = 1
 ) -> tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]]:
     """A random pair of blocked vectors with very uneven block scales.
 
@@ -246,6 +246,8 @@ def random_block_pair(
         Source of randomness (seed it for reproducible samples).
     max_blocks, max_size : int
         Largest number of blocks and largest block size, each at least 1.
+    min_blocks : int
+        Smallest number of blocks, between 1 and ``max_blocks``.
 
     Returns
     -------
@@ -254,7 +256,8 @@ def random_block_pair(
     Raises
     ------
     ValueError
-        If ``max_blocks`` or ``max_size`` is smaller than 1.
+        If ``max_blocks`` or ``max_size`` is smaller than 1, or ``min_blocks``
+        is not between 1 and ``max_blocks``.
 
     Examples
     --------
@@ -266,7 +269,9 @@ def random_block_pair(
         raise ValueError(
             f"max_blocks and max_size must be at least 1; got {max_blocks} and {max_size}"
         )
-    n_blocks = int(rng.integers(1, max_blocks + 1))
+    if not 1 <= min_blocks <= max_blocks:
+        raise ValueError(f"min_blocks must lie in [1, max_blocks={max_blocks}]; got {min_blocks}")
+    n_blocks = int(rng.integers(min_blocks, max_blocks + 1))
     x_blocks, y_blocks = [], []
     for _ in range(n_blocks):
         size = int(rng.integers(1, max_size + 1))

@@ -1,0 +1,214 @@
+"""Tests for the block widgets and constructions of chapters 2 and 3."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cosine_book.similarity import block_cosines, cosine
+from cosine_book.widgets import bounds_widget, two_block_widget
+from cosine_book.widgets.blocks import (
+    block_summary,
+    blocks_with_norms_and_cosines,
+    draw_block_summary,
+    profiles_with_cosine,
+    random_block_pair,
+)
+
+norm = st.floats(0.01, 100.0)
+local_cosine = st.floats(-1.0, 1.0)
+n_blocks = st.integers(1, 5)
+
+
+@st.composite
+def profiles_and_cosines(draw):
+    n = draw(n_blocks)
+    x = draw(st.lists(norm, min_size=n, max_size=n))
+    y = draw(st.lists(norm, min_size=n, max_size=n))
+    c = draw(st.lists(local_cosine, min_size=n, max_size=n))
+    return np.array(x), np.array(y), np.array(c)
+
+
+@settings(max_examples=60, deadline=None)
+@given(profiles_and_cosines())
+def test_blocks_realise_the_requested_norms_and_cosines(data):
+    x_norms, y_norms, local = data
+    xs, ys = blocks_with_norms_and_cosines(x_norms, y_norms, local)
+    result = block_cosines(xs, ys)
+    np.testing.assert_allclose(result.x_norms, x_norms, rtol=1e-12)
+    np.testing.assert_allclose(result.y_norms, y_norms, rtol=1e-12)
+    np.testing.assert_allclose(result.local, local, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(profiles_and_cosines())
+def test_summary_satisfies_identity_and_bounds(data):
+    x_norms, y_norms, local = data
+    s = block_summary(x_norms, y_norms, local)
+    assert s.global_cosine == pytest.approx(np.sum(s.weights * s.local), abs=1e-12)
+    assert s.rho == pytest.approx(cosine(x_norms, y_norms), abs=1e-12)
+    assert s.lower == pytest.approx(s.rho * local.min(), abs=1e-12)
+    assert s.upper == pytest.approx(s.rho * local.max(), abs=1e-12)
+    assert s.lower - 1e-12 <= s.global_cosine <= s.upper + 1e-12
+
+
+def test_summary_of_limit_construction_matches_formula():
+    # Chapter 2, eq-ch2-limit: global = 2 eps c / (1 + eps^2).
+    for eps in [1.0, 0.1, 1e-3]:
+        s = block_summary([eps, 1.0], [1.0, eps], [0.9, 0.9])
+        assert s.global_cosine == pytest.approx(2 * eps * 0.9 / (1 + eps**2), rel=1e-12)
+        assert s.global_cosine == pytest.approx(s.lower, rel=1e-12)  # all c equal: attained
+
+
+def test_summary_with_a_zero_block_drops_it():
+    s = block_summary([0.0, 1.0], [1.0, 1.0], [0.5, 0.8])
+    assert np.isnan(s.local[0]) and s.weights[0] == 0.0
+    assert s.global_cosine == pytest.approx(0.8 * s.rho)
+    assert s.lower == s.upper == pytest.approx(0.8 * s.rho)
+
+
+@pytest.mark.parametrize(
+    ("x_norms", "y_norms", "local", "message"),
+    [
+        ([1.0, 2.0], [1.0], [0.5, 0.5], "same length"),
+        ([1.0, -2.0], [1.0, 1.0], [0.5, 0.5], "nonnegative"),
+        ([1.0, np.nan], [1.0, 1.0], [0.5, 0.5], "finite"),
+        ([1.0, 1.0], [1.0, 1.0], [0.5, 1.5], r"\[-1, 1\]"),
+        ([1.0, 1.0], [1.0, 1.0], [0.5], "one cosine per block"),
+        ([0.0, 0.0], [1.0, 1.0], [0.5, 0.5], "zero vector"),
+    ],
+)
+def test_bad_input_raises_clear_errors(x_norms, y_norms, local, message):
+    with pytest.raises(ValueError, match=message):
+        block_summary(x_norms, y_norms, local)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.floats(0.0, 1.0),
+    st.floats(0.0, 1.0),
+    st.integers(2, 6),
+    st.floats(0.0, 0.1),
+)
+def test_profiles_have_the_requested_cosine(rho, share, n, eta):
+    m = n - 2
+    if rho * (1 + m * eta**2) < m * eta**2:
+        with pytest.raises(ValueError, match="eta"):
+            profiles_with_cosine(rho, share, n, eta)
+        return
+    x_norms, y_norms = profiles_with_cosine(rho, share, n, eta)
+    assert x_norms.shape == y_norms.shape == (n,)
+    assert (x_norms >= 0).all() and (y_norms >= 0).all()
+    if y_norms.any() and x_norms.any():
+        assert cosine(x_norms, y_norms) == pytest.approx(rho, abs=1e-9)
+
+
+@pytest.mark.parametrize("local", [[0.9, -0.4], [0.2, 0.7], [-0.9, -0.1]])
+@pytest.mark.parametrize("rho", [0.05, 0.6, 1.0])
+def test_sweep_approaches_both_ends_and_stays_inside(local, rho):
+    # Chapter 3, thm-ch3-attainment: for fixed rho and local cosines the sweep fills
+    # the open interval, and its ends are approached.
+    lower, upper = rho * min(local), rho * max(local)
+    values = []
+    for share in np.linspace(0.0, 1.0, 401)[1:-1]:
+        x_norms, y_norms = profiles_with_cosine(rho, share)
+        assert (x_norms > 0).all() and (y_norms > 0).all()
+        s = block_summary(x_norms, y_norms, local)
+        assert s.rho == pytest.approx(rho, abs=1e-9)
+        assert lower - 1e-12 <= s.global_cosine <= upper + 1e-12
+        values.append(s.global_cosine)
+    width = upper - lower
+    assert min(values) - lower < 0.01 * width
+    assert upper - max(values) < 0.01 * width
+    # Strictly inside when the local cosines differ.
+    assert lower < min(values) and max(values) < upper
+
+
+def test_sweep_with_extra_blocks_keeps_rho_and_nearly_fills_interval():
+    local = [0.9, -0.4, 0.3, 0.5]
+    values = []
+    for share in np.linspace(0.0, 1.0, 201)[1:-1]:
+        s = block_summary(*profiles_with_cosine(0.6, share, 4, 0.01), local)
+        assert s.rho == pytest.approx(0.6, abs=1e-12)
+        values.append(s.global_cosine)
+    assert min(values) < -0.24 + 0.01 and max(values) > 0.54 - 0.01
+
+
+def test_profiles_reject_out_of_range_arguments():
+    for args in [(-0.1, 0.5), (1.1, 0.5), (0.5, -0.1), (0.5, 1.1)]:
+        with pytest.raises(ValueError, match="must lie in"):
+            profiles_with_cosine(*args)
+    with pytest.raises(ValueError, match="n_blocks"):
+        profiles_with_cosine(0.5, 0.5, n_blocks=1)
+
+
+def test_negative_local_cosines_example_exceeds_max_local():
+    # Chapter 3: x = (1, eps), y = (-eps, -1): both locals -1, global = -2 eps / (1 + eps^2).
+    eps = 0.1
+    r = block_cosines([[1.0], [eps]], [[-eps], [-1.0]])
+    np.testing.assert_array_equal(r.local, [-1.0, -1.0])
+    assert r.global_cosine == pytest.approx(-2 * eps / (1 + eps**2), rel=1e-12)
+    assert r.global_cosine > r.local.max()
+    assert r.global_cosine == pytest.approx(r.bounds()[1], rel=1e-12)
+
+
+def test_random_block_pair_is_reproducible_and_well_formed():
+    a = random_block_pair(np.random.default_rng(7), max_blocks=5, min_blocks=2)
+    b = random_block_pair(np.random.default_rng(7), max_blocks=5, min_blocks=2)
+    assert 2 <= len(a[0]) <= 5
+    for (xa, ya), (xb, yb) in zip(zip(*a, strict=True), zip(*b, strict=True), strict=True):
+        np.testing.assert_array_equal(xa, xb)
+        np.testing.assert_array_equal(ya, yb)
+        assert xa.shape == ya.shape
+    with pytest.raises(ValueError, match="min_blocks"):
+        random_block_pair(np.random.default_rng(0), max_blocks=3, min_blocks=4)
+    with pytest.raises(ValueError, match="at least 1"):
+        random_block_pair(np.random.default_rng(0), max_size=0)
+
+
+def test_draw_block_summary_labels_the_numbers():
+    s = block_summary([1.0, 0.5, 0.2], [0.3, 1.0, 0.4], [0.9, -0.2, 0.5])
+    fig = plt.figure()
+    draw_block_summary(fig, s, names=["w", "b", "emb"])
+    bars_ax, line_ax = fig.axes
+    assert [t.get_text() for t in bars_ax.get_xticklabels()] == ["w", "b", "emb"]
+    assert f"{s.global_cosine:.3f}" in line_ax.get_title()
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("make_widget", [two_block_widget, bounds_widget])
+def test_widgets_redraw_when_a_slider_moves(make_widget, monkeypatch):
+    shown = []
+    monkeypatch.setattr(plt, "show", lambda: shown.append(plt.gcf().axes[1].get_title()))
+    box = make_widget()
+    _caption, grid, _output = box.children
+    sliders = grid.children
+    assert all(isinstance(s, widgets.FloatSlider) for s in sliders)
+    assert len(shown) == 1
+    sliders[0].value = 1.37  # change the norm of x_1 (no widget starts there)
+    assert len(shown) == 2 and shown[0] != shown[1]
+    plt.close("all")
+
+
+def test_widget_reports_invalid_setting_instead_of_failing(monkeypatch, capsys):
+    shown = []
+    monkeypatch.setattr(plt, "show", lambda: shown.append(1))
+    box = two_block_widget()
+    sliders = {s.description: s for s in box.children[1].children}
+    sliders["‖x₁‖"].value = 0.0
+    sliders["‖x₂‖"].value = 0.0  # x is now the zero vector: a message, no figure
+    assert len(shown) == 2  # the initial figure and the one after the first change
+    # Outside a kernel the Output widget does not capture, so the message reaches stdout.
+    assert "Not a valid setting" in capsys.readouterr().out
+    plt.close("all")
+
+
+def test_bounds_widget_needs_three_local_cosines():
+    with pytest.raises(ValueError, match="three"):
+        bounds_widget(local=(0.1, 0.2))
