@@ -403,3 +403,31 @@ def test_train_rejects_bad_input(digits):
         _short_run(digits, SGD(0.1), steps=2, batch_size=0)
     with pytest.raises(ValueError, match="matching length"):
         train(SGD(0.1), digits.x_train, digits.y_train[:5], digits.x_test, digits.y_test)
+
+
+def test_gradient_check_is_small_for_the_exact_gradient_and_large_for_a_wrong_one(monkeypatch):
+    from cosine_book import optim
+
+    params, inputs, labels = _small_problem(6)
+    assert optim.max_gradient_error(params, inputs, labels, n_entries=40) < 1e-6
+    exact = optim.mlp_loss_and_grad
+
+    def wrong(params, inputs, labels):
+        loss, grads, accuracy = exact(params, inputs, labels)
+        return loss, {**grads, "b1": 2 * grads["b1"]}, accuracy
+
+    monkeypatch.setattr(optim, "mlp_loss_and_grad", wrong)
+    # All 4 + 3 + 20 + 12 entries: the doubled b1 gradient must show.
+    assert optim.max_gradient_error(params, inputs, labels, n_entries=39) > 1e-3
+    with pytest.raises(ValueError, match="n_entries"):
+        optim.max_gradient_error(params, inputs, labels, n_entries=0)
+
+
+def test_run_grid_covers_every_optimizer_and_threshold(digits):
+    from cosine_book.optim import book_optimizers, run_grid
+
+    runs = run_grid(digits, (None, 0.9), steps=3)
+    assert set(runs) == {(name, t) for name in book_optimizers() for t in (None, 0.9)}
+    assert all(run.threshold == key[1] and run.optimizer == key[0] for key, run in runs.items())
+    # Same seed: every run starts from the same parameters, hence the same first loss.
+    assert len({float(run.loss[0]) for run in runs.values()}) == 1

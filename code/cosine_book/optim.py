@@ -22,7 +22,7 @@ them as named blocks.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -38,15 +38,28 @@ __all__ = [
     "Momentum",
     "Optimizer",
     "TrainingRun",
+    "book_optimizers",
     "init_mlp",
+    "max_gradient_error",
     "mlp_loss_and_grad",
     "mlp_predict",
+    "run_grid",
     "train",
     "truncate_to_cosine",
     "truncate_update",
 ]
 
 Params = dict[str, NDArray[np.float64]]
+
+
+class DigitsLike(Protocol):
+    """A train/test split such as :class:`cosine_book.datasets.DigitsSplit`."""
+
+    x_train: NDArray[np.float64]
+    x_test: NDArray[np.float64]
+    y_train: NDArray[np.int64]
+    y_test: NDArray[np.int64]
+
 
 #: Names of the model's parameter tensors, in the order every record uses.
 PARAMETER_NAMES: tuple[str, ...] = ("W1", "b1", "W2", "b2")
@@ -193,6 +206,57 @@ def mlp_loss_and_grad(
     }
     accuracy = float(np.mean(logits.argmax(axis=1) == y))
     return loss, grads, accuracy
+
+
+def max_gradient_error(
+    params: Mapping[str, NDArray[np.float64]],
+    inputs: ArrayLike,
+    labels: ArrayLike,
+    *,
+    n_entries: int = 20,
+    step: float = 1e-6,
+    seed: int = 0,
+) -> float:
+    """Largest gap between backpropagation and central finite differences.
+
+    Checks ``n_entries`` parameter entries drawn at random (from ``default_rng(seed)``)
+    across all tensors: for each, ``(L(theta + h e) - L(theta - h e)) / (2 h)``
+    against the backpropagated partial derivative. The largest absolute gap is
+    returned relative to the largest gradient entry of the model, so that tiny
+    partial derivatives (where rounding in the loss dominates the difference
+    quotient) do not make an exact gradient look wrong.
+
+    Examples
+    --------
+    >>> params = init_mlp(n_inputs=3, n_hidden=2, n_classes=4, seed=1)
+    >>> bool(max_gradient_error(params, np.eye(3), [0, 1, 2]) < 1e-6)
+    True
+    """
+    if int(n_entries) != n_entries or n_entries < 1:
+        raise ValueError(f"n_entries must be a positive integer; got {n_entries}")
+    if not (np.isfinite(step) and step > 0):
+        raise ValueError(f"step must be a positive number; got {step}")
+    _, grads, _ = mlp_loss_and_grad(params, inputs, labels)
+    names = list(grads)
+    sizes = np.array([grads[name].size for name in names])
+    rng = np.random.default_rng(seed)
+    flat_indices = rng.choice(sizes.sum(), size=min(n_entries, int(sizes.sum())), replace=False)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    gradient_scale = max(float(np.max(np.abs(value))) for value in grads.values())
+    worst = 0.0
+    for flat in flat_indices:
+        block = int(np.searchsorted(offsets, flat, side="right") - 1)
+        name = names[block]
+        index = np.unravel_index(int(flat - offsets[block]), grads[name].shape)
+        shifted = {key: np.array(value, dtype=np.float64) for key, value in params.items()}
+        shifted[name][index] += step
+        loss_plus = mlp_loss_and_grad(shifted, inputs, labels)[0]
+        shifted[name][index] -= 2 * step
+        loss_minus = mlp_loss_and_grad(shifted, inputs, labels)[0]
+        numeric = (loss_plus - loss_minus) / (2 * step)
+        exact = float(grads[name][index])
+        worst = max(worst, abs(numeric - exact))
+    return worst / max(gradient_scale, np.finfo(np.float64).tiny)
 
 
 # ---------------------------------------------------------------------- optimizers
@@ -634,3 +698,67 @@ def train(
         test_accuracy=test_accuracy,
         **record,
     )
+
+
+def book_optimizers() -> dict[str, Optimizer]:
+    """The three optimizers of chapter 1, with the learning rates the chapter uses.
+
+    Examples
+    --------
+    >>> {name: optimizer.learning_rate for name, optimizer in book_optimizers().items()}
+    {'SGD': 0.5, 'Momentum': 0.1, 'Adam': 0.01}
+    """
+    return {"SGD": SGD(0.5), "Momentum": Momentum(0.1, beta=0.9), "Adam": Adam(0.01)}
+
+
+def run_grid(
+    data: DigitsLike,
+    thresholds: Sequence[float | None] = (None,),
+    *,
+    optimizers: Mapping[str, Optimizer] | None = None,
+    steps: int = 200,
+    seed: int = 0,
+) -> dict[tuple[str, float | None], TrainingRun]:
+    """Train once per optimizer and threshold, from the same initial parameters.
+
+    Parameters
+    ----------
+    data : object with ``x_train, y_train, x_test, y_test``
+        For example :func:`cosine_book.datasets.load_digits_split`.
+    thresholds : sequence of float or None
+        Truncation thresholds; ``None`` means the raw optimizer.
+    optimizers : mapping from name to optimizer, optional
+        Defaults to :func:`book_optimizers`.
+    steps, seed : int
+        Passed to :func:`train`.
+
+    Returns
+    -------
+    dict
+        ``(optimizer name, threshold) -> TrainingRun``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(30, 4)), rng.integers(0, 2, size=30)
+    >>> data = SimpleNamespace(x_train=x, y_train=y, x_test=x, y_test=y)
+    >>> runs = run_grid(data, (None, 0.9), steps=3)
+    >>> sorted(runs, key=str)[:2]
+    [('Adam', 0.9), ('Adam', None)]
+    """
+    chosen = book_optimizers() if optimizers is None else optimizers
+    return {
+        (name, threshold): train(
+            optimizer,
+            data.x_train,
+            data.y_train,
+            data.x_test,
+            data.y_test,
+            steps=steps,
+            threshold=threshold,
+            seed=seed,
+        )
+        for name, optimizer in chosen.items()
+        for threshold in thresholds
+    }

@@ -1,0 +1,239 @@
+"""Chapter 1 widget: local and global update/gradient cosines of a precomputed training run.
+
+:func:`truncation_step_summary` is the pure part (numbers of one step of one run),
+:func:`draw_truncation_step` draws them, and :func:`truncation_explorer` wires both
+to an optimizer menu, a threshold slider and a step slider. The runs come from
+:func:`cosine_book.optim.run_grid`, so moving a slider only looks numbers up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+from numpy.typing import NDArray
+
+from cosine_book.optim import TrainingRun
+from cosine_book.plotting import PALETTE
+
+__all__ = ["StepSummary", "draw_truncation_step", "truncation_explorer", "truncation_step_summary"]
+
+RunKey = tuple[str, "float | None"]
+
+
+@dataclass(frozen=True)
+class StepSummary:
+    """The numbers the widget shows for one step of one run.
+
+    Attributes
+    ----------
+    names : tuple of str
+        Tensor names.
+    local, raw_local, weights : ndarray of shape (n_tensors,)
+        Local cosines of the applied update, of the optimizer's update before
+        truncation, and the weights ``w_i`` of the block identity.
+    global_cosine, profile_cosine : float
+        ``cos(u, g)`` and ``rho``.
+    lower_bound, upper_bound : float
+        ``rho * min(local)`` and ``rho * max(local)``.
+    threshold : float or None
+        The truncation threshold of the run.
+    """
+
+    names: tuple[str, ...]
+    local: NDArray[np.float64]
+    raw_local: NDArray[np.float64]
+    weights: NDArray[np.float64]
+    global_cosine: float
+    profile_cosine: float
+    lower_bound: float
+    upper_bound: float
+    threshold: float | None
+
+
+def truncation_step_summary(run: TrainingRun, step: int) -> StepSummary:
+    """Collect the local cosines, the global cosine and its bounds at one step.
+
+    Parameters
+    ----------
+    run : TrainingRun
+        A run from :func:`cosine_book.optim.train`.
+    step : int
+        Step index in ``[0, run.steps)``.
+
+    Returns
+    -------
+    StepSummary
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from cosine_book.optim import Adam, train
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(30, 4)), rng.integers(0, 2, size=30)
+    >>> run = train(Adam(0.05), x, y, x, y, steps=5, threshold=0.9, n_hidden=3)
+    >>> summary = truncation_step_summary(run, 4)
+    >>> bool(summary.lower_bound <= summary.global_cosine <= summary.upper_bound)
+    True
+    >>> bool(np.all(summary.local >= 0.9 - 1e-12))
+    True
+    """
+    if int(step) != step or not 0 <= step < run.steps:
+        raise ValueError(f"step must be an integer in [0, {run.steps}); got {step}")
+    return StepSummary(
+        names=run.names,
+        local=run.local[step].copy(),
+        raw_local=run.raw_local[step].copy(),
+        weights=run.weights[step].copy(),
+        global_cosine=float(run.global_cosine[step]),
+        profile_cosine=float(run.profile_cosine[step]),
+        lower_bound=float(run.lower_bound[step]),
+        upper_bound=float(run.upper_bound[step]),
+        threshold=run.threshold,
+    )
+
+
+def draw_truncation_step(run: TrainingRun, step: int, fig: Figure | None = None) -> Figure:
+    """Draw one step: local cosines against the global one (left), the run over time (right).
+
+    Parameters
+    ----------
+    run : TrainingRun
+    step : int
+    fig : matplotlib Figure, optional
+        Figure to draw into (cleared first); a new one by default.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from cosine_book.optim import SGD, train
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(20, 3)), rng.integers(0, 2, size=20)
+    >>> fig = draw_truncation_step(train(SGD(0.1), x, y, x, y, steps=4, n_hidden=2), 2)
+    >>> len(fig.axes)
+    2
+    >>> plt.close(fig)
+    """
+    summary = truncation_step_summary(run, step)
+    if fig is None:
+        fig = plt.figure(figsize=(9.0, 4.0))
+    fig.clear()
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.4]})
+    positions = np.arange(len(summary.names))
+    left.bar(
+        positions,
+        summary.raw_local,
+        width=0.7,
+        fill=False,
+        edgecolor=PALETTE["neutral"],
+        linestyle="--",
+        label="before truncation",
+    )
+    left.bar(positions, summary.local, width=0.5, color=PALETTE["local"], label="local (applied)")
+    for position, weight in zip(positions, summary.weights, strict=True):
+        left.annotate(f"w={weight:.2f}", (position, 0.02), ha="center", fontsize=8, rotation=90)
+    global_position = len(positions) + 0.5
+    left.bar(global_position, summary.global_cosine, width=0.7, color=PALETTE["global"])
+    left.plot(
+        [global_position - 0.45, global_position + 0.45],
+        [summary.lower_bound] * 2,
+        color=PALETTE["bound"],
+        lw=3,
+        label="bound ρ × smallest local",
+    )
+    if summary.threshold is not None:
+        left.axhline(summary.threshold, color="black", lw=1, ls=":", label=r"threshold $\lambda$")
+    left.set_xticks([*positions, global_position], [*summary.names, "global"])
+    left.set_ylim(min(0.0, float(np.nanmin(summary.raw_local)) - 0.05), 1.05)
+    left.set_ylabel("cosine with the gradient")
+    left.set_title(f"step {step}: ρ = {summary.profile_cosine:.3f}")
+    left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2, fontsize=8)
+
+    steps = np.arange(run.steps)
+    right.plot(steps, run.global_cosine, color=PALETTE["global"], label="global cosine")
+    right.plot(steps, run.lower_bound, color=PALETTE["bound"], lw=1, label="ρ × smallest local")
+    right.plot(
+        steps, np.nanmin(run.local, axis=1), color=PALETTE["local"], lw=1, label="smallest local"
+    )
+    if summary.threshold is not None:
+        right.axhline(summary.threshold, color="black", lw=1, ls=":", label=r"$\lambda$")
+    right.axvline(step, color=PALETTE["neutral"], lw=1)
+    right.set_xlabel("training step")
+    low = min(float(np.nanmin(run.lower_bound)), float(np.min(run.global_cosine)))
+    right.set_ylim(max(-1.0, min(0.0, low) if low < 0.4 else 0.4) - 0.02, 1.02)
+    label = "off" if run.threshold is None else f"λ = {run.threshold}"
+    right.set_title(f"{run.optimizer}, truncation {label}")
+    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=4, fontsize=8)
+    return fig
+
+
+def _threshold_label(threshold: float | None) -> str:
+    return "off" if threshold is None else f"{threshold:g}"
+
+
+def truncation_explorer(
+    runs: Mapping[tuple[str, float | None], TrainingRun],
+    *,
+    initial: tuple[str, float | None] | None = None,
+    step: int | None = None,
+) -> widgets.Widget:
+    """Optimizer menu, threshold slider and step slider over precomputed runs.
+
+    Parameters
+    ----------
+    runs : mapping
+        ``(optimizer name, threshold) -> TrainingRun``, as from
+        :func:`cosine_book.optim.run_grid`. Every optimizer must have a run for
+        every threshold.
+    initial : (optimizer name, threshold), optional
+        The run shown first (default: the last optimizer with the largest threshold).
+    step : int, optional
+        Initial step (default: the middle of the run).
+
+    Returns
+    -------
+    ipywidgets.Widget
+        An ``ipywidgets.interactive`` box: the three controls, then the figure
+        drawn by :func:`draw_truncation_step`.
+    """
+    if not runs:
+        raise ValueError("runs is empty; expected runs from cosine_book.optim.run_grid")
+    names = list(dict.fromkeys(name for name, _ in runs))
+    thresholds = list(dict.fromkeys(threshold for _, threshold in runs))
+    missing = [(n, t) for n in names for t in thresholds if (n, t) not in runs]
+    if missing:
+        raise ValueError(f"runs must cover every optimizer and threshold; missing {missing}")
+    n_steps = min(run.steps for run in runs.values())
+    initial_step = n_steps // 2 if step is None else step
+    ordered = sorted(thresholds, key=lambda t: -1.0 if t is None else t)
+    first_name, first_threshold = (names[-1], ordered[-1]) if initial is None else initial
+    if (first_name, first_threshold) not in runs:
+        raise ValueError(f"initial must be one of the runs' keys; got {initial}")
+
+    # A selection widget treats the value None as "nothing selected": select labels.
+    by_label = {_threshold_label(t): t for t in ordered}
+
+    def show(optimizer: str, threshold: str, step: int) -> None:
+        fig = draw_truncation_step(runs[(optimizer, by_label[threshold])], step)
+        plt.show()
+        plt.close(fig)
+
+    return widgets.interactive(
+        show,
+        optimizer=widgets.Dropdown(options=names, value=first_name, description="optimizer"),
+        threshold=widgets.SelectionSlider(
+            options=list(by_label),
+            value=_threshold_label(first_threshold),
+            description="λ",
+        ),
+        step=widgets.IntSlider(
+            value=initial_step, min=0, max=n_steps - 1, description="step", continuous_update=False
+        ),
+    )
