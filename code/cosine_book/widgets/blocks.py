@@ -312,15 +312,28 @@ def draw_block_summary(fig: Figure, summary: BlockSummary, names: Sequence[str] 
     labels = list(names) or [f"block {i + 1}" for i in range(n_blocks)]
     bars_ax, line_ax = fig.subplots(1, 2, width_ratios=[1.0, 1.4])
     positions = np.arange(n_blocks)
-    bars_ax.bar(positions - 0.2, np.nan_to_num(summary.local), 0.4, color=PALETTE["local"])
-    bars_ax.bar(positions + 0.2, summary.weights, 0.4, color=PALETTE["weight"])
+    bars_ax.bar(
+        positions - 0.2,
+        np.nan_to_num(summary.local),
+        0.4,
+        color=PALETTE["local"],
+        label="local cosine $c_i$",
+    )
+    bars_ax.bar(
+        positions + 0.2, summary.weights, 0.4, color=PALETTE["weight"], label="weight $w_i$"
+    )
     bars_ax.axhline(0.0, color=PALETTE["neutral"], lw=0.8)
     bars_ax.set_xticks(positions, labels)
     bars_ax.set_ylim(-1.05, 1.05)
-    bars_ax.legend(["local cosine $c_i$", "weight $w_i$"], loc="lower left")
+    # Below the axes, so that bars of either sign never hide it.
+    bars_ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2)
     bars_ax.set_title(rf"weights sum to $\rho$ = {summary.rho:.3f}")
 
     annotate_bounds(line_ax, summary.lower, summary.upper, summary.global_cosine)
+    # End marks keep a zero-width interval (all local cosines equal) visible.
+    line_ax.plot(
+        [summary.lower, summary.upper], [0.5, 0.5], "|", color=PALETTE["bound"], ms=40, mew=2.5
+    )
     defined = summary.local[~np.isnan(summary.local)]
     line_ax.plot(defined, np.full(defined.size, 0.2), "|", color=PALETTE["local"], ms=18, mew=2)
     line_ax.text(-0.98, 0.05, "ticks: local cosines", fontsize=8, color=PALETTE["local"])
@@ -343,6 +356,8 @@ def _summary_widget(slider_specs: dict[str, tuple[float, float, float]], to_arra
             description=name,
             continuous_update=False,
             readout_format=".2f",
+            style={"description_width": "36px"},
+            layout=widgets.Layout(width="230px"),
         )
         for name, (low, high, value) in slider_specs.items()
     }
@@ -366,7 +381,7 @@ def _summary_widget(slider_specs: dict[str, tuple[float, float, float]], to_arra
     redraw()
     controls = widgets.GridBox(
         list(sliders.values()),
-        layout=widgets.Layout(grid_template_columns="repeat(3, 300px)"),
+        layout=widgets.Layout(grid_template_columns="repeat(3, 235px)"),
     )
     return widgets.VBox([widgets.HTML(caption), controls, output])
 
@@ -386,7 +401,7 @@ def two_block_widget():
         "c₁": (-1.0, 1.0, 0.9),
         "‖x₂‖": (0.0, 2.0, 1.0),
         "‖y₂‖": (0.0, 2.0, 0.2),
-        "c₂": (-1.0, 1.0, 0.9),
+        "c₂": (-1.0, 1.0, 0.7),
     }
 
     def to_arrays(v: dict[str, float]) -> tuple[list[float], list[float], list[float]]:
