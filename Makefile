@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 OFFLINE := _offline
 OFFLINE_STAMP := $(OFFLINE)/.stamp
 CHAPTERS := $(sort $(wildcard chapters/*.ipynb))
-LINTED := code tests benchmarks chapters
+LINTED := conftest.py code tests benchmarks chapters
 # Pinned browser assets so that math and widget snapshots render with no CDN.
 NPM_ASSETS := mathjax@3.2.2 @jupyter-widgets/html-manager@1.0.14 requirejs@2.3.7
 

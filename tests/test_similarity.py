@@ -266,6 +266,13 @@ def test_mapping_blocks_and_names():
     assert len(result) == 2
 
 
+def test_tiny_blocks_whose_product_of_sums_underflows():
+    # Found by Hypothesis: 5e-199 * 1e-163 underflows to 0 although each sum is normal.
+    result = block_cosines([[7.17e-100], [0.0], [1.0]], [[3.21e-82], [0.0], [1.0]])
+    np.testing.assert_array_equal(result.local[[0, 2]], [1.0, 1.0])
+    assert result.global_cosine == pytest.approx(1.0)
+
+
 def test_zero_block_beside_subnormal_block():
     # A zero block must not break the relative scaling of a subnormal block.
     result = block_cosines([[0.0, 0.0], [2.2e-313, 0.0]], [[0.0, 0.0], [1.0, 1.0]])

@@ -263,7 +263,8 @@ def _combine(names: tuple[str, ...], sums: list[_BlockSums]) -> BlockCosines:
     weights = (rel_x / total_x) * (rel_y / total_y)
     defined = (xx > 0) & (yy > 0)
     local = np.full(len(sums), np.nan)
-    local[defined] = np.clip(xy[defined] / np.sqrt(xx[defined] * yy[defined]), -1.0, 1.0)
+    # sqrt before multiplying: xx * yy alone can underflow (1e-199 * 1e-163).
+    local[defined] = np.clip(xy[defined] / (np.sqrt(xx[defined]) * np.sqrt(yy[defined])), -1.0, 1.0)
     products = (scale_x / top_x) * (scale_y / top_y) * xy
     global_cosine = float(np.clip(np.sum(products) / (total_x * total_y), -1.0, 1.0))
     with np.errstate(over="ignore"):
