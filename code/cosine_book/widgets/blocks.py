@@ -357,7 +357,7 @@ def _summary_widget(slider_specs: dict[str, tuple[float, float, float]], to_arra
             continuous_update=False,
             readout_format=".2f",
             style={"description_width": "36px"},
-            layout=widgets.Layout(width="230px"),
+            layout=widgets.Layout(width="215px"),
         )
         for name, (low, high, value) in slider_specs.items()
     }
@@ -381,7 +381,7 @@ def _summary_widget(slider_specs: dict[str, tuple[float, float, float]], to_arra
     redraw()
     controls = widgets.GridBox(
         list(sliders.values()),
-        layout=widgets.Layout(grid_template_columns="repeat(3, 235px)"),
+        layout=widgets.Layout(grid_template_columns="repeat(3, 220px)"),
     )
     return widgets.VBox([widgets.HTML(caption), controls, output])
 
