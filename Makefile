@@ -34,7 +34,7 @@ $(OFFLINE_STAMP): Makefile
 	cd .npm-offline && npm install --silent --no-audit --no-fund --no-package-lock $(NPM_ASSETS)
 	cp -r .npm-offline/node_modules/mathjax/es5 $(OFFLINE)/mathjax
 	mkdir -p $(OFFLINE)/html-manager
-	cp .npm-offline/node_modules/@jupyter-widgets/html-manager/dist/embed-amd.js $(OFFLINE)/html-manager/
+	cd .npm-offline/node_modules/@jupyter-widgets/html-manager/dist && cp embed-amd.js *.woff *.woff2 *.ttf *.eot *.svg $(CURDIR)/$(OFFLINE)/html-manager/
 	cp .npm-offline/node_modules/requirejs/require.js $(OFFLINE)/require.min.js
 	rm -rf .npm-offline
 	touch $@
