@@ -212,3 +212,37 @@ def test_widget_reports_invalid_setting_instead_of_failing(monkeypatch, capsys):
 def test_bounds_widget_needs_three_local_cosines():
     with pytest.raises(ValueError, match="three"):
         bounds_widget(local=(0.1, 0.2))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.floats(-1.0, 1.0),
+    st.floats(-1.0, 1.0),
+    st.floats(0.05, 1.0),
+    st.floats(0.01, 0.99),
+)
+def test_every_inner_value_is_attained_with_positive_norms(c1, c2, rho, fraction):
+    # Chapter 3, thm-ch3-attainment part 2 (two blocks): bisect the sweep for a target.
+    if abs(c1 - c2) < 1e-3:
+        return
+    lower, upper = rho * min(c1, c2), rho * max(c1, c2)
+    target = lower + fraction * (upper - lower)
+
+    def global_at(share):
+        return block_summary(*profiles_with_cosine(rho, share), [c1, c2]).global_cosine
+
+    # The weight of block 1 falls monotonically with share, so bisection applies.
+    sign = 1.0 if c1 > c2 else -1.0
+    low_share, high_share = 0.0, 1.0
+    for _ in range(60):
+        middle = (low_share + high_share) / 2
+        if sign * (global_at(middle) - target) > 0:
+            low_share = middle
+        else:
+            high_share = middle
+    share = (low_share + high_share) / 2
+    x_norms, y_norms = profiles_with_cosine(rho, share)
+    assert (x_norms > 0).all() and (y_norms > 0).all()
+    s = block_summary(x_norms, y_norms, [c1, c2])
+    assert s.rho == pytest.approx(rho, abs=1e-9)
+    assert s.global_cosine == pytest.approx(target, abs=1e-9)
