@@ -54,6 +54,7 @@ __all__ = [
     "fit_objective2",
     "gram",
     "gram_spectrum",
+    "item_similarity_suite",
     "objective1_gradient",
     "objective1_loss",
     "objective2_gradient",
@@ -604,17 +605,7 @@ def prediction_item_cosines(
     G = gram(X) if gram_matrix is None else np.asarray(gram_matrix, dtype=np.float64)
     A, B = _check_factors(A, B, G.shape[0])
     W = A @ B.T
-    M = W.T @ G @ W
-    scale = np.sqrt(np.diag(M))
-    zero = np.flatnonzero(scale == 0)
-    if zero.size:
-        raise ValueError(
-            f"{zero.size} item(s) have all-zero predictions (first: item {zero[0]}); "
-            "their cosine is undefined"
-        )
-    cos = M / scale[:, None] / scale[None, :]
-    np.fill_diagonal(cos, 1.0)
-    return np.clip(cos, -1.0, 1.0, out=cos)
+    return _gram_cosines(W.T @ G @ W, "predictions")
 
 
 def standardize_columns(X: Matrix) -> NDArray[np.float64]:
@@ -787,6 +778,87 @@ def cluster_recovery(
     same = clusters[upper_rows] == clusters[upper_cols]
     auc = _pair_auc(S[upper_rows, upper_cols], same, auc_bins)
     return ClusterRecovery(auc=auc, neighbour_share=_top_neighbour_share(S, clusters, n_neighbours))
+
+
+def _gram_cosines(G: NDArray[np.float64], what: str) -> NDArray[np.float64]:
+    scale = np.sqrt(np.diag(G))
+    zero = np.flatnonzero(scale == 0)
+    if zero.size:
+        raise ValueError(
+            f"{zero.size} item(s) have all-zero {what} (first: item {zero[0]}); "
+            "their cosine is undefined"
+        )
+    cos = G / scale[:, None] / scale[None, :]
+    np.fill_diagonal(cos, 1.0)
+    return np.clip(cos, -1.0, 1.0, out=cos)
+
+
+def item_similarity_suite(
+    X: Matrix,
+    item_clusters: ArrayLike,
+    *,
+    lam1: float = 1e4,
+    lam2: float = 100.0,
+    k: int = 50,
+) -> dict[str, NDArray[np.float64]]:
+    """Every item-item similarity compared in chapter 6, for one data set.
+
+    Objective 1 is shown under ``D = diag(f)^alpha`` (``f_i = 1/(1 + lam1/sigma_i^2)``)
+    for ``alpha = 1/2, 0, -1/2``, and under a ``D`` that stretches only the last
+    latent dimension of ``B`` a hundredfold. The remedies take cosines of the
+    columns of the predictions ``X A B^T``, or fit on ``X`` with standardised
+    columns rescaled to the same Frobenius norm as ``X`` (so ``lam`` keeps its scale).
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix of shape (n_users, n_items)
+    item_clusters : array_like of shape (n_items,)
+    lam1, lam2 : float
+        Regularisation of objectives 1 and 2.
+    k : int
+        Embedding dimension.
+
+    Returns
+    -------
+    dict of str to ndarray of shape (n_items, n_items)
+
+    Examples
+    --------
+    >>> data = simulate_interactions(n_users=300, n_items=40, n_clusters=2, min_items=4)
+    >>> suite = item_similarity_suite(data.X, data.item_clusters, lam1=10.0, lam2=3.0, k=5)
+    >>> len(suite), suite["ground truth"].shape
+    (11, (40, 40))
+    """
+    X = _check_matrix(X)
+    clusters = _check_clusters(item_clusters, X.shape[1])
+    G = gram(X)
+    spectrum = _spectrum_from_gram(G)
+    A1, B1 = fit_objective1(spectrum, lam1, k)
+    A2, B2 = fit_objective2(spectrum, lam2, k)
+    shrink = dropout_shrinkage(spectrum.singular_values[:k], lam1)
+    stretch = np.ones(k)
+    stretch[-1] = 0.01  # B D^{-1}: the last column of B grows 100-fold
+    standardized = standardize_columns(X)
+    standardized *= np.sqrt(np.trace(G)) / np.linalg.norm(standardized)
+    standardized_spectrum = gram_spectrum(standardized)
+    del standardized
+    return {
+        "ground truth": same_cluster_matrix(clusters),
+        "raw data (columns of X)": _gram_cosines(G, "columns"),
+        "obj. 1, α = +1/2 (B = V_k)": cosine_matrix(rescale(A1, B1, shrink**0.5)[1]),
+        "obj. 1, α = 0 (A = B)": cosine_matrix(B1),
+        "obj. 1, α = −1/2 (A = V_k)": cosine_matrix(rescale(A1, B1, shrink**-0.5)[1]),
+        "obj. 1, D stretches one dimension": cosine_matrix(rescale(A1, B1, stretch)[1]),
+        "obj. 2": cosine_matrix(B2),
+        "remedy: columns of X A Bᵀ, obj. 1": prediction_item_cosines(X, A1, B1, gram_matrix=G),
+        "remedy: columns of X A Bᵀ, obj. 2": prediction_item_cosines(X, A2, B2, gram_matrix=G),
+        "remedy: standardised X, obj. 1 (α = 0)": cosine_matrix(
+            fit_objective1(standardized_spectrum, lam1, k)[1]
+        ),
+        "remedy: standardised X, obj. 2": cosine_matrix(
+            fit_objective2(standardized_spectrum, lam2, k)[1]
+        ),
+    }
 
 
 # ---------------------------------------------------------------------------

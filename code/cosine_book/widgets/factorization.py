@@ -230,7 +230,7 @@ class _RescalingView:
         update = rescaling_update(state, lam, alpha)
         shown = _block_mean(update.cosines, _DISPLAY_BLOCK)
         side = shown.shape[0] / dpi  # inches, so that one shown cell is one pixel
-        self.figure = Figure(figsize=(side + 1.3, side + 0.45), dpi=dpi)
+        self.figure = Figure(figsize=(side + 1.3, side + 0.45), dpi=dpi, layout="none")
         FigureCanvasAgg(self.figure)
         width, height = self.figure.get_size_inches()
         ax = self.figure.add_axes((0.15 / width, 0.35 / height, side / width, side / height))
