@@ -246,3 +246,18 @@ def test_every_inner_value_is_attained_with_positive_norms(c1, c2, rho, fraction
     s = block_summary(x_norms, y_norms, [c1, c2])
     assert s.rho == pytest.approx(rho, abs=1e-9)
     assert s.global_cosine == pytest.approx(target, abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(profiles_and_cosines())
+def test_sign_free_forms_of_the_bounds(data):
+    # Chapter 3, thm-ch3-sign-free: max c >= 0 gives global <= max c; min c <= 0 gives
+    # global >= min c. With all c < 0 the upper end rho * max c lies above max c.
+    x_norms, y_norms, local = data
+    s = block_summary(x_norms, y_norms, local)
+    if local.max() >= 0:
+        assert s.global_cosine <= local.max() + 1e-12
+    if local.min() <= 0:
+        assert s.global_cosine >= local.min() - 1e-12
+    if local.max() < 0:
+        assert s.upper >= local.max() - 1e-12
