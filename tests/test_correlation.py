@@ -8,6 +8,7 @@ from scipy import stats
 
 from cosine_book.correlation import (
     centered_block_cosines,
+    cosine_from_moments,
     grouped_correlation,
     pearson,
     pooled_correlation,
@@ -68,6 +69,25 @@ def test_pearson_is_cosine_of_centred_vectors():
     x = np.array([1.0, 4.0, 2.0, 8.0])
     y = np.array([3.0, 1.0, 5.0, 2.0])
     assert pearson(x, y) == pytest.approx(cosine(x - x.mean(), y - y.mean()), abs=1e-15)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), shift=st.floats(-20, 20), n=st.integers(3, 30))
+def test_cosine_from_moments_matches_raw_cosine(seed, shift, n):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n) + shift
+    y = rng.normal(size=n) - 0.5 * x + rng.normal()
+    from_moments = cosine_from_moments(x.mean(), y.mean(), x.std(), y.std(), pearson(x, y))
+    assert from_moments == pytest.approx(cosine(x, y), abs=1e-9)
+
+
+def test_cosine_from_moments_errors():
+    with pytest.raises(ValueError, match="nonnegative"):
+        cosine_from_moments(1, 1, -1, 1, 0)
+    with pytest.raises(ValueError, match="correlation"):
+        cosine_from_moments(1, 1, 1, 1, 2)
+    with pytest.raises(ValueError, match="zero"):
+        cosine_from_moments(0, 1, 0, 1, 0)
 
 
 def test_raw_cosine_but_not_pearson_moves_with_a_shift():
@@ -151,6 +171,11 @@ def test_within_plus_between_decomposition_of_r(seed, n_groups):
     # The within part is a block-cosine identity: r_W = sum w_g r_g, sum w_g = rho <= 1.
     assert np.sum(weights * result.within) == pytest.approx(result.pooled_within, abs=1e-10)
     assert np.sum(weights) <= 1 + 1e-12
+    # Hence the range of the pooled r given the within-group r's (chapter 4's corollary).
+    rho_w = np.sum(weights)
+    a_w, a_b = result.within_factor, result.between_factor
+    assert a_w * rho_w * result.within.min() - a_b - 1e-12 <= result.pooled
+    assert result.pooled <= a_w * rho_w * result.within.max() + a_b + 1e-12
     rebuilt = result.within_factor * result.pooled_within + result.between_factor * result.between
     assert rebuilt == pytest.approx(result.pooled, abs=1e-10)
     assert result.within_factor + result.between_factor <= 1 + 1e-12

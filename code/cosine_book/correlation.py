@@ -39,6 +39,7 @@ from cosine_book.similarity import BlockCosines, block_cosines, cosine
 __all__ = [
     "GroupedCorrelation",
     "centered_block_cosines",
+    "cosine_from_moments",
     "grouped_correlation",
     "pearson",
     "pooled_correlation",
@@ -138,6 +139,59 @@ def pearson(x: ArrayLike, y: ArrayLike) -> float:
                 "its correlation with anything is undefined"
             )
     return cosine(_centred(x_array), _centred(y_array))
+
+
+def cosine_from_moments(
+    x_mean: float, y_mean: float, x_sd: float, y_sd: float, correlation: float
+) -> float:
+    r"""Raw (uncentred) cosine of two samples from their means, spreads and correlation.
+
+    Splitting each vector into its mean part and its centred part, which are
+    orthogonal, gives
+
+    .. math::
+
+        \cos(x, y) = \frac{\bar x \bar y + r\, s_x s_y}
+        {\sqrt{(\bar x^2 + s_x^2)(\bar y^2 + s_y^2)}},
+
+    with population (``ddof=0``) standard deviations. Large means relative to
+    the spreads push the cosine towards ``sign(xbar * ybar)`` whatever ``r`` is.
+
+    Parameters
+    ----------
+    x_mean, y_mean : float
+        Sample means.
+    x_sd, y_sd : float
+        Sample standard deviations (``ddof=0``), nonnegative.
+    correlation : float
+        Pearson's ``r`` in ``[-1, 1]`` (ignored where a spread is zero).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If a spread is negative, ``correlation`` lies outside ``[-1, 1]``, or a
+        vector would be zero (mean and spread both zero).
+
+    Examples
+    --------
+    Uncorrelated data with means three spreads away from zero:
+
+    >>> round(cosine_from_moments(3.0, 3.0, 1.0, 1.0, 0.0), 4)
+    0.9
+    """
+    if x_sd < 0 or y_sd < 0:
+        raise ValueError(f"x_sd and y_sd must be nonnegative; got {x_sd} and {y_sd}")
+    if not -1.0 <= correlation <= 1.0:
+        raise ValueError(f"correlation must lie in [-1, 1]; got {correlation}")
+    x_square, y_square = x_mean**2 + x_sd**2, y_mean**2 + y_sd**2
+    if x_square == 0 or y_square == 0:
+        raise ValueError("a vector with zero mean and zero spread is zero; its cosine is undefined")
+    value = (x_mean * y_mean + correlation * x_sd * y_sd) / np.sqrt(x_square * y_square)
+    return float(np.clip(value, -1.0, 1.0))
 
 
 @dataclass(frozen=True)

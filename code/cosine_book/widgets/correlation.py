@@ -173,7 +173,8 @@ def draw_grouped_scatter(
         ls="--",
         label=f"pooled: r = {result.pooled:.2f}",
     )
-    ax.legend(loc="best")
+    legend = ax.legend(loc="best", frameon=True, framealpha=0.85)
+    legend.get_frame().set_edgecolor("none")
     return result
 
 
@@ -201,7 +202,7 @@ def draw_decomposition(ax: Axes, result: GroupedCorrelation) -> None:
     names += ["within part", "between part", "pooled r"]
     values = [*np.nan_to_num(result.within).tolist(), within_part, between_part, result.pooled]
     colours = [GROUP_COLOURS[g % len(GROUP_COLOURS)] for g in range(len(result.labels))]
-    colours += [PALETTE["weight"], PALETTE["bound"], PALETTE["global"]]
+    colours += [PALETTE["sky"], PALETTE["accent"], PALETTE["global"]]
     bars = ax.bar(range(len(values)), values, color=colours)
     for bar, value in zip(bars, values, strict=True):
         ax.annotate(
