@@ -11,6 +11,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.metrics.pairwise import cosine_similarity
 
 from cosine_book.factorization import (
+    closed_form_check,
     cluster_order,
     cluster_recovery,
     cosine_matrix,
@@ -470,3 +471,21 @@ def test_widget_builds_and_redraws(small_state):
         rescaling_update(state, -1.0, 0.0)
     with pytest.raises(ValueError, match="alpha"):
         rescaling_update(state, 1.0, np.nan)
+
+
+@pytest.mark.parametrize("objective", [1, 2])
+def test_closed_form_check_passes_and_detects_a_wrong_solution(objective, monkeypatch):
+    X = random_data(11, n=25, p=6)
+    lam = 1.0 if objective == 1 else 0.3
+    check = closed_form_check(X, lam, 3, objective, n_perturbations=5)
+    assert check.gradient < 1e-12 and check.loss_rise > 0 and check.iterative_gap < 1e-8
+    # A deliberately wrong "closed form" (half the right A) must fail every check.
+    import cosine_book.factorization as module
+
+    name = "fit_objective1" if objective == 1 else "fit_objective2"
+    right = getattr(module, name)
+    monkeypatch.setattr(
+        module, name, lambda X, lam, k: (0.5 * right(X, lam, k)[0], right(X, lam, k)[1])
+    )
+    wrong = module.closed_form_check(X, lam, 3, objective, n_perturbations=5)
+    assert wrong.gradient > 1e-6 and wrong.loss_rise < 0 and wrong.iterative_gap > 1e-3

@@ -267,7 +267,7 @@ class _RescalingView:
         self.picture.value = buffer.getvalue()
         self.panel.value = (
             f"<b>objective 1, λ = {lam:,.0f}, D = diag(1/(1+λ/σ²))<sup>{alpha:+.2f}</sup></b>"
-            "<table>"
+            '<table style="margin-left: 0">'
             f"<tr><td>AUC, same vs different cluster</td><td>{update.recovery.auc:.3f}</td></tr>"
             "<tr><td>top-10 neighbours in same cluster</td>"
             f"<td>{update.recovery.neighbour_share:.3f}</td></tr>"
