@@ -20,7 +20,15 @@ from numpy.typing import NDArray
 from cosine_book.optim import TrainingRun
 from cosine_book.plotting import PALETTE
 
-__all__ = ["StepSummary", "draw_truncation_step", "truncation_explorer", "truncation_step_summary"]
+__all__ = [
+    "StepSummary",
+    "draw_truncation_step",
+    "plot_cosines_over_training",
+    "plot_truncation_run",
+    "plot_weights_and_profiles",
+    "truncation_explorer",
+    "truncation_step_summary",
+]
 
 RunKey = tuple[str, "float | None"]
 
@@ -237,3 +245,128 @@ def truncation_explorer(
             value=initial_step, min=0, max=n_steps - 1, description="step", continuous_update=False
         ),
     )
+
+
+# --------------------------------------------------------------- chapter figures
+
+#: One colour and line style per parameter tensor (weights solid, biases dashed).
+TENSOR_STYLES: dict[str, dict[str, str]] = {
+    "W1": {"color": PALETTE["local"], "linestyle": "-"},
+    "b1": {"color": PALETTE["sky"], "linestyle": "--"},
+    "W2": {"color": PALETTE["accent"], "linestyle": "-"},
+    "b2": {"color": PALETTE["neutral"], "linestyle": "--"},
+}
+
+
+def plot_cosines_over_training(runs: Mapping[str, TrainingRun]) -> Figure:
+    """One panel per run: each tensor's local cosine and the global cosine over the steps.
+
+    Examples
+    --------
+    >>> from cosine_book.optim import SGD, train
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(20, 3)), rng.integers(0, 2, size=20)
+    >>> fig = plot_cosines_over_training({"SGD": train(SGD(0.1), x, y, x, y, steps=4)})
+    >>> len(fig.axes)
+    1
+    >>> plt.close(fig)
+    """
+    fig, axes = plt.subplots(1, len(runs), figsize=(3.2 * len(runs), 3.4), sharey=True)
+    axes = np.atleast_1d(axes)
+    for ax, (title, run) in zip(axes, runs.items(), strict=True):
+        for column, name in enumerate(run.names):
+            ax.plot(run.local[:, column], lw=1.1, label=f"local {name}", **TENSOR_STYLES[name])
+        ax.plot(run.global_cosine, color=PALETTE["global"], lw=2.4, label="global")
+        ax.set_title(title)
+        ax.set_xlabel("training step")
+    axes[0].set_ylabel("cos(update, gradient)")
+    axes[0].set_ylim(-0.25, 1.05)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
+    return fig
+
+
+def plot_weights_and_profiles(run: TrainingRun, step: int) -> Figure:
+    """Left: the weights ``w_i`` stacked over the steps, their sum ``rho``, the global cosine.
+
+    Right: the two norm profiles (each divided by its length) at ``step``.
+
+    Examples
+    --------
+    >>> from cosine_book.optim import Adam, train
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(20, 3)), rng.integers(0, 2, size=20)
+    >>> fig = plot_weights_and_profiles(train(Adam(0.1), x, y, x, y, steps=4), 2)
+    >>> len(fig.axes)
+    2
+    >>> plt.close(fig)
+    """
+    summary = truncation_step_summary(run, step)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 3.5), width_ratios=[1.5, 1.0])
+    steps = np.arange(run.steps)
+    left.stackplot(
+        steps,
+        run.weights.T,
+        labels=[f"$w$ of {name}" for name in run.names],
+        colors=[TENSOR_STYLES[name]["color"] for name in run.names],
+        alpha=0.8,
+    )
+    left.plot(steps, run.profile_cosine, color="black", lw=1.2, label=r"$\rho$ (sum of the $w_i$)")
+    left.plot(steps, run.global_cosine, color=PALETTE["global"], lw=2.2, label="global cosine")
+    left.axvline(step, color=PALETTE["neutral"], lw=1, ls=":")
+    left.set_ylim(0.0, 1.05)
+    left.set_xlabel("training step")
+    left.set_title(f"{run.optimizer}: weights of the block identity")
+    left.legend(loc="lower left", ncols=3, fontsize=8)
+    positions = np.arange(len(run.names))
+    update_profile = run.update_norms[step] / np.linalg.norm(run.update_norms[step])
+    gradient_profile = run.gradient_norms[step] / np.linalg.norm(run.gradient_norms[step])
+    right.bar(positions - 0.2, update_profile, 0.4, color=PALETTE["global"], label="update")
+    right.bar(positions + 0.2, gradient_profile, 0.4, color=PALETTE["weight"], label="gradient")
+    right.set_xticks(positions, run.names)
+    right.set_ylabel("block norm / total norm")
+    right.set_title(f"norm profiles at step {step}: ρ = {summary.profile_cosine:.2f}")
+    right.legend()
+    return fig
+
+
+def plot_truncation_run(run: TrainingRun) -> Figure:
+    """A truncated run: smallest local cosine, global cosine, the bound ``rho * lambda``, ``rho``.
+
+    Examples
+    --------
+    >>> from cosine_book.optim import Adam, train
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(20, 3)), rng.integers(0, 2, size=20)
+    >>> fig = plot_truncation_run(train(Adam(0.1), x, y, x, y, steps=4, threshold=0.9))
+    >>> len(fig.axes)
+    1
+    >>> plt.close(fig)
+    """
+    if run.threshold is None:
+        raise ValueError("run has no truncation threshold; train it with threshold=...")
+    threshold = run.threshold
+    steps = np.arange(run.steps)
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    ax.plot(steps, run.profile_cosine, color=PALETTE["weight"], lw=1.2, label=r"$\rho$")
+    ax.plot(
+        steps, np.nanmin(run.local, axis=1), color=PALETTE["local"], lw=2.5, label="smallest local"
+    )
+    ax.axhline(threshold, color="black", lw=1, ls=":", label=rf"$\lambda = {threshold:g}$")
+    ax.plot(steps, run.global_cosine, color=PALETTE["global"], lw=2.2, label="global")
+    ax.plot(
+        steps,
+        run.profile_cosine * threshold,
+        color=PALETTE["bound"],
+        lw=1.5,
+        ls="--",
+        label=r"bound $\rho\lambda$",
+    )
+    ax.fill_between(steps, run.global_cosine, threshold, color=PALETTE["global"], alpha=0.12, lw=0)
+    low = float(min(np.min(run.profile_cosine * threshold), np.min(run.global_cosine)))
+    ax.set_ylim(max(-1.0, low - 0.05), 1.02)
+    ax.set_xlabel("training step")
+    ax.set_ylabel("cosine")
+    ax.set_title(f"{run.optimizer} with every local cosine truncated at λ = {threshold:g}")
+    fig.legend(loc="outside right center")
+    return fig
