@@ -179,6 +179,13 @@ def test_within_plus_between_decomposition_of_r(seed, n_groups):
     rebuilt = result.within_factor * result.pooled_within + result.between_factor * result.between
     assert rebuilt == pytest.approx(result.pooled, abs=1e-10)
     assert result.within_factor + result.between_factor <= 1 + 1e-12
+    eta_x, eta_y = result.between_shares()
+    group_means_x = np.array([x[groups == g].mean() for g in result.labels])[
+        np.searchsorted(result.labels, groups)
+    ]
+    assert eta_x == pytest.approx(np.var(group_means_x) / np.var(x), abs=1e-10)
+    assert result.within_factor == pytest.approx(np.sqrt((1 - eta_x) * (1 - eta_y)), abs=1e-12)
+    assert result.between_factor == pytest.approx(np.sqrt(eta_x * eta_y), abs=1e-12)
 
 
 @SETTINGS

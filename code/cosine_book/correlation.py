@@ -252,6 +252,19 @@ class GroupedCorrelation:
     within_factor: float
     between_factor: float
 
+    def between_shares(self) -> tuple[float, float]:
+        """Between-group shares of the pooled variances of ``x`` and ``y`` (``eta^2``).
+
+        ``B_x / (W_x + B_x)`` with ``W_x = sum p_g s_xg^2`` and
+        ``B_x = sum p_g (xbar_g - xbar)^2``; the same for ``y``. Then
+        ``within_factor = sqrt((1 - eta_x^2)(1 - eta_y^2))`` and
+        ``between_factor = sqrt(eta_x^2 eta_y^2)``.
+        """
+        return (
+            _between_share(self.shares, self.x_means - self.shares @ self.x_means, self.x_sds),
+            _between_share(self.shares, self.y_means - self.shares @ self.y_means, self.y_sds),
+        )
+
     def within_weights(self) -> NDArray[np.float64]:
         """Weights ``w_g`` with ``pooled_within = sum w_g r_g`` (the block-cosine weights).
 
