@@ -225,6 +225,39 @@ def test_constant_group_has_nan_within_but_decomposition_holds():
     ) == pytest.approx(result.pooled)
 
 
+def test_groups_constant_in_x_have_no_within_part():
+    x = np.array([0.0, 0.0, 1.0, 1.0, 3.0, 3.0])
+    y = np.array([1.0, 2.0, 2.0, 4.0, 3.0, 5.0])
+    result = grouped_correlation(x, y, np.array([0, 0, 1, 1, 2, 2]))
+    assert np.isnan(result.within).all()
+    np.testing.assert_array_equal(result.within_weights(), 0.0)
+    assert result.within_factor == pytest.approx(0.0)
+    assert result.between_factor * result.between == pytest.approx(result.pooled)
+
+
+@pytest.mark.parametrize(("x_scale", "y_scale"), [(1e300, 1.0), (1e-300, 1e-300), (1e200, 1e200)])
+def test_grouped_correlation_exact_on_extreme_magnitudes(x_scale, y_scale):
+    x, y, groups = _grouped_data(3, 3)
+    reference = grouped_correlation(x, y, groups)
+    scaled = grouped_correlation(x * x_scale, y * y_scale, groups)
+    np.testing.assert_allclose(scaled.within, reference.within, atol=1e-12)
+    assert scaled.pooled == pytest.approx(reference.pooled, abs=1e-12)
+    assert scaled.within_factor == pytest.approx(reference.within_factor, abs=1e-12)
+    assert scaled.between_factor == pytest.approx(reference.between_factor, abs=1e-12)
+    np.testing.assert_allclose(scaled.between_shares(), reference.between_shares(), atol=1e-12)
+    np.testing.assert_allclose(scaled.x_sds / x_scale, reference.x_sds, rtol=1e-12)
+    np.testing.assert_allclose(scaled.within_weights(), reference.within_weights(), atol=1e-12)
+
+
+@pytest.mark.parametrize("value", [0.1, 0.7, 1e-300, 3e300, 123.456])
+def test_constant_group_is_exactly_constant(value):
+    x = np.array([value] * 7 + [1.0, 2.0, 4.0])
+    y = np.array([1.0, 5.0, 2.0, 8.0, 3.0, 9.0, 4.0, 2.0, 1.0, 3.0])
+    result = grouped_correlation(x, y, np.array([0] * 7 + [1] * 3))
+    assert np.isnan(result.within[0])
+    assert result.x_sds[0] == 0.0
+
+
 @pytest.mark.parametrize(
     ("x", "y", "groups", "message"),
     [

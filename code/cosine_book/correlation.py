@@ -199,7 +199,11 @@ class GroupedCorrelation:
     """Within-group, between-group and pooled correlation of grouped data.
 
     All moments are population moments (divide by ``n_g``, ``ddof=0``); the
-    correlations do not depend on that choice.
+    correlations do not depend on that choice. Everything is computed in units
+    of the largest entry of ``x`` and of ``y``, so correlations, factors and
+    weights stay exact for entries near ``1e300`` or ``1e-300``; only a moment
+    reported in data units that lies beyond the float range shows as ``inf``
+    (or ``0``).
 
     Attributes
     ----------
@@ -271,9 +275,14 @@ class GroupedCorrelation:
         ``w_g = p_g s_xg s_yg / sqrt(sum p_h s_xh^2 * sum p_h s_yh^2)``; they sum to
         the cosine between the profiles ``sqrt(p_g) s_xg`` and ``sqrt(p_g) s_yg``.
         """
-        x_within = np.sum(self.shares * self.x_sds**2)
-        y_within = np.sum(self.shares * self.y_sds**2)
-        return self.shares * self.x_sds * self.y_sds / np.sqrt(x_within * y_within)
+        if not (self.x_sds.any() and self.y_sds.any()):
+            return np.zeros_like(self.shares)  # no within-group spread: no within part
+        # Relative spreads: the weights do not depend on units, and squares cannot overflow.
+        x_sds = self.x_sds / np.max(self.x_sds)
+        y_sds = self.y_sds / np.max(self.y_sds)
+        x_within = self.shares @ x_sds**2
+        y_within = self.shares @ y_sds**2
+        return self.shares * x_sds * y_sds / np.sqrt(x_within * y_within)
 
 
 def _group_index(groups: ArrayLike, n: int) -> tuple[tuple[Hashable, ...], NDArray[np.intp]]:
@@ -352,13 +361,24 @@ def grouped_correlation(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> Groupe
         )
     pooled = pearson(x_array, y_array)
     shares = counts / counts.sum()
-    x_means = np.bincount(index, weights=x_array) / counts
-    y_means = np.bincount(index, weights=y_array) / counts
+    # Work in units of the largest entry, so that no square overflows or underflows;
+    # correlations and variance shares do not depend on the units.
+    x_scale, y_scale = float(np.max(np.abs(x_array))), float(np.max(np.abs(y_array)))
+    x_unit, y_unit = x_array / x_scale, y_array / y_scale
+    x_means = np.bincount(index, weights=x_unit) / counts
+    y_means = np.bincount(index, weights=y_unit) / counts
     # Within-group deviations, re-centred once more to remove rounding of the means.
-    x_dev = x_array - x_means[index]
-    y_dev = y_array - y_means[index]
+    x_dev = x_unit - x_means[index]
+    y_dev = y_unit - y_means[index]
     x_dev -= (np.bincount(index, weights=x_dev) / counts)[index]
     y_dev -= (np.bincount(index, weights=y_dev) / counts)[index]
+    for g in range(len(labels)):
+        member = index == g
+        # A constant group has no spread: exact zeros keep rounding noise out of r_g.
+        if _is_constant(x_array[member]):
+            x_dev[member] = 0.0
+        if _is_constant(y_array[member]):
+            y_dev[member] = 0.0
     x_sds = np.sqrt(np.bincount(index, weights=x_dev**2) / counts)
     y_sds = np.sqrt(np.bincount(index, weights=y_dev**2) / counts)
     within = np.full(len(labels), np.nan)
@@ -366,38 +386,40 @@ def grouped_correlation(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> Groupe
         member = index == g
         if x_dev[member].any() and y_dev[member].any():
             within[g] = cosine(x_dev[member], y_dev[member])
-    x_mean, y_mean = float(np.dot(shares, x_means)), float(np.dot(shares, y_means))
-    x_gap, y_gap = x_means - x_mean, y_means - y_mean
-    within_cov = float(np.dot(shares, np.bincount(index, weights=x_dev * y_dev) / counts))
-    between_cov = float(np.dot(shares, x_gap * y_gap))
+    x_gap, y_gap = x_means - shares @ x_means, y_means - shares @ y_means
     x_between_share = _between_share(shares, x_gap, x_sds)
     y_between_share = _between_share(shares, y_gap, y_sds)
-    return GroupedCorrelation(
-        labels=labels,
-        counts=counts,
-        shares=shares,
-        x_means=x_means,
-        y_means=y_means,
-        x_sds=x_sds,
-        y_sds=y_sds,
-        within=within,
-        pooled=pooled,
-        within_covariance=within_cov,
-        between_covariance=between_cov,
-        total_covariance=float(np.mean((x_array - x_mean) * (y_array - y_mean))),
-        pooled_within=_cos_or_nan(x_dev, y_dev),
-        between=_cos_or_nan(np.sqrt(shares) * x_gap, np.sqrt(shares) * y_gap),
-        within_factor=float(np.sqrt((1 - x_between_share) * (1 - y_between_share))),
-        between_factor=float(np.sqrt(x_between_share * y_between_share)),
-    )
+    within_cov = float(shares @ (np.bincount(index, weights=x_dev * y_dev) / counts))
+    between_cov = float(shares @ (x_gap * y_gap))
+    total_cov = float(np.mean((x_unit - shares @ x_means) * (y_unit - shares @ y_means)))
+    with np.errstate(over="ignore", under="ignore"):  # back to data units; may be inf or 0
+        return GroupedCorrelation(
+            labels=labels,
+            counts=counts,
+            shares=shares,
+            x_means=x_means * x_scale,
+            y_means=y_means * y_scale,
+            x_sds=x_sds * x_scale,
+            y_sds=y_sds * y_scale,
+            within=within,
+            pooled=pooled,
+            within_covariance=within_cov * x_scale * y_scale,
+            between_covariance=between_cov * x_scale * y_scale,
+            total_covariance=total_cov * x_scale * y_scale,
+            pooled_within=_cos_or_nan(x_dev, y_dev),
+            between=_cos_or_nan(np.sqrt(shares) * x_gap, np.sqrt(shares) * y_gap),
+            within_factor=float(np.sqrt((1 - x_between_share) * (1 - y_between_share))),
+            between_factor=float(np.sqrt(x_between_share * y_between_share)),
+        )
 
 
 def _between_share(
     shares: NDArray[np.float64], gaps: NDArray[np.float64], sds: NDArray[np.float64]
 ) -> float:
     """eta^2: the between-group share of a pooled variance."""
-    between = float(np.dot(shares, gaps**2))
-    return between / (between + float(np.dot(shares, sds**2)))
+    scale = max(float(np.max(np.abs(gaps))), float(np.max(sds)))  # > 0 for non-constant data
+    between = float(shares @ (gaps / scale) ** 2)
+    return between / (between + float(shares @ (sds / scale) ** 2))
 
 
 def _summary(value: ArrayLike, name: str, size: int | None) -> NDArray[np.float64]:
