@@ -28,13 +28,16 @@ from cosine_book.correlation import (
     sample_with_moments,
     zero_crossing_gap,
 )
+from cosine_book.datasets import BerkeleyAdmissions
 from cosine_book.plotting import PALETTE
 
 __all__ = [
     "GroupSpec",
     "GROUP_COLOURS",
     "decomposition_widget",
+    "draw_admission_rates",
     "draw_decomposition",
+    "draw_group_means",
     "draw_grouped_scatter",
     "draw_offset_sweep",
     "offset_sweep",
@@ -217,6 +220,90 @@ def draw_decomposition(ax: Axes, result: GroupedCorrelation) -> None:
     ax.set_xticks(range(len(values)), names, rotation=20)
     ax.set_ylim(-1.1, 1.1)
     ax.set_title("pooled r = within part + between part")
+
+
+def draw_group_means(ax: Axes, result: GroupedCorrelation, *, bubble_scale: float = 3.0) -> None:
+    """Bubbles at the group means, area proportional to group size, labelled by group.
+
+    The between-group part of the pooled correlation is the (share-weighted)
+    correlation of these points.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Axes to draw on.
+    result : GroupedCorrelation
+        Supplies the group means, counts and labels.
+    bubble_scale : float
+        Observations per unit of marker area.
+
+    Examples
+    --------
+    >>> fig, ax = plt.subplots()
+    >>> draw_group_means(ax, grouped_correlation([0, 1, 2, 3], [1, 2, 0, 1], ["a", "a", "b", "b"]))
+    >>> [text.get_text() for text in ax.texts]
+    ['a', 'b']
+    >>> plt.close(fig)
+    """
+    colours = [GROUP_COLOURS[g % len(GROUP_COLOURS)] for g in range(len(result.labels))]
+    ax.scatter(
+        result.x_means, result.y_means, s=result.counts / bubble_scale, color=colours, alpha=0.85
+    )
+    for g, label in enumerate(result.labels):
+        ax.annotate(
+            str(label), (result.x_means[g], result.y_means[g]), ha="center", va="center", fontsize=9
+        )
+
+
+def draw_admission_rates(ax: Axes, table: BerkeleyAdmissions, *, bubble_scale: float = 3.0) -> None:
+    """Admission rates of men and women per department, with the overall rates as dashed lines.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Axes to draw on.
+    table : BerkeleyAdmissions
+        Counts by department and sex.
+    bubble_scale : float
+        Applicants per unit of marker area.
+
+    Examples
+    --------
+    >>> from cosine_book.datasets import load_berkeley_admissions
+    >>> fig, ax = plt.subplots()
+    >>> draw_admission_rates(ax, load_berkeley_admissions())
+    >>> [round(float(line.get_ydata()[0]), 3) for line in ax.lines]
+    [0.445, 0.304]
+    >>> plt.close(fig)
+    """
+    departments = sorted(set(table.department.tolist()))
+    rates = table.admitted / table.applicants
+    for sex, colour, shift, name in [
+        ("male", PALETTE["global"], -0.12, "men"),
+        ("female", PALETTE["accent"], 0.12, "women"),
+    ]:
+        rows = table.sex == sex
+        positions = [departments.index(d) + shift for d in table.department[rows]]
+        ax.scatter(
+            positions,
+            rates[rows],
+            s=table.applicants[rows] / bubble_scale,
+            color=colour,
+            alpha=0.8,
+            label=name,
+        )
+    for sex, colour, name in [
+        ("male", PALETTE["global"], "men"),
+        ("female", PALETTE["accent"], "women"),
+    ]:
+        rows = table.sex == sex
+        overall = table.admitted[rows].sum() / table.applicants[rows].sum()
+        ax.axhline(overall, color=colour, ls="--", lw=1.2, label=f"{name}, all departments")
+    ax.set_xticks(range(len(departments)), departments)
+    ax.set_xlabel("department (marker area ~ applicants)")
+    ax.set_ylabel("admission rate")
+    ax.set_ylim(0.0, 1.0)
+    ax.legend(loc="upper right", ncols=2)
 
 
 def _decomposition_update(
