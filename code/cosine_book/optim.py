@@ -184,19 +184,26 @@ def mlp_loss_and_grad(
     """
     x, y = _check_data(params, inputs, np.asarray(labels))
     assert y is not None
-    n = x.shape[0]
-    if n == 0:
+    if x.shape[0] == 0:
         raise ValueError("inputs has no rows; expected at least one example")
+    return _loss_and_grad(params, x, y)
+
+
+def _loss_and_grad(
+    params: Mapping[str, NDArray[np.float64]], x: NDArray[np.float64], y: NDArray[np.int64]
+) -> tuple[float, Params, float]:
+    """:func:`mlp_loss_and_grad` without input checks, for the training loop."""
+    n = x.shape[0]
     hidden = np.tanh(x @ params["W1"] + params["b1"])
     logits = hidden @ params["W2"] + params["b2"]
     # Subtract the row maximum before exponentiating: same softmax, no overflow.
     shifted = logits - logits.max(axis=1, keepdims=True)
-    log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    exp_shifted = np.exp(shifted)
+    totals = exp_shifted.sum(axis=1, keepdims=True)
     rows = np.arange(n)
-    loss = float(-log_probs[rows, y].mean())
-    d_logits = np.exp(log_probs)
-    d_logits[rows, y] -= 1.0
-    d_logits /= n
+    loss = float(np.mean(np.log(totals[:, 0]) - shifted[rows, y]))
+    d_logits = exp_shifted / (totals * n)
+    d_logits[rows, y] -= 1.0 / n
     d_hidden = (d_logits @ params["W2"].T) * (1.0 - hidden**2)
     grads = {
         "W1": x.T @ d_hidden,
@@ -652,6 +659,8 @@ def train(
         raise ValueError(f"batch_size must lie in [1, {x.shape[0]}] or be None; got {batch_size}")
     n_classes = int(np.max(y)) + 1
     params = init_mlp(x.shape[1], n_hidden, n_classes, seed=seed)
+    x, labels = _check_data(params, x, y)  # once; the loop then skips the checks
+    assert labels is not None
     state = optimizer.init(params)
     batch_rng = np.random.default_rng(seed + 1)
     n_blocks = len(PARAMETER_NAMES)
@@ -665,16 +674,19 @@ def train(
     # competing for two cores, and it keeps the sums in the same order every run.
     with threadpool_limits(limits=1, user_api="blas"):
         for step in range(steps):
-            loss[step], grads, accuracy[step] = mlp_loss_and_grad(params, x, y)
+            loss[step], grads, accuracy[step] = _loss_and_grad(params, x, labels)
             if batch_size is not None:
                 rows = batch_rng.choice(x.shape[0], size=batch_size, replace=False)
-                _, grads, _ = mlp_loss_and_grad(params, x[rows], y[rows])
+                _, grads, _ = _loss_and_grad(params, x[rows], labels[rows])
             raw_update, state = optimizer.direction(grads, state)
-            record["raw_local"][step] = block_cosines(raw_update, grads).local
-            update = (
-                raw_update if threshold is None else truncate_update(raw_update, grads, threshold)
-            )
-            diagnostics = block_cosines(update, grads)
+            if threshold is None:
+                update = raw_update
+                diagnostics = block_cosines(update, grads)
+                record["raw_local"][step] = diagnostics.local
+            else:
+                record["raw_local"][step] = block_cosines(raw_update, grads).local
+                update = truncate_update(raw_update, grads, threshold)
+                diagnostics = block_cosines(update, grads)
             record["local"][step] = diagnostics.local
             record["update_norms"][step] = diagnostics.x_norms
             record["gradient_norms"][step] = diagnostics.y_norms
