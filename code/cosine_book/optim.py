@@ -13,10 +13,13 @@ everything that run needs, in NumPy only:
 - the truncation rule :func:`truncate_to_cosine` (the nearest vector whose cosine
   with the gradient is at least ``threshold``) and :func:`truncate_update`, which
   applies it tensor by tensor;
-- :func:`train`, which runs the loop and records a :class:`TrainingRun`.
+- :func:`train`, which runs the loop and records a :class:`TrainingRun`, and
+  :func:`run_grid`, which trains the chapter's optimizers (:func:`book_optimizers`)
+  once per truncation threshold;
+- :func:`max_gradient_error`, a finite-difference check of the backpropagation.
 
 Parameters, gradients and updates are dictionaries ``name -> array`` in the fixed
-order ``W1, b1, W2, b2``, so :func:`cosine_book.similarity.block_cosines` reads
+order ``W1, b1, W2, b2``, so ``cosine_book.similarity.block_cosines`` reads
 them as named blocks.
 """
 
@@ -53,7 +56,7 @@ Params = dict[str, NDArray[np.float64]]
 
 
 class DigitsLike(Protocol):
-    """A train/test split such as :class:`cosine_book.datasets.DigitsSplit`."""
+    """A train/test split such as ``cosine_book.datasets.DigitsSplit``."""
 
     x_train: NDArray[np.float64]
     x_test: NDArray[np.float64]
@@ -736,7 +739,7 @@ def run_grid(
     Parameters
     ----------
     data : object with ``x_train, y_train, x_test, y_test``
-        For example :func:`cosine_book.datasets.load_digits_split`.
+        For example ``cosine_book.datasets.load_digits_split``.
     thresholds : sequence of float or None
         Truncation thresholds; ``None`` means the raw optimizer.
     optimizers : mapping from name to optimizer, optional
