@@ -20,8 +20,8 @@ Objective (1) only pins down the product ``A B^T``: every ``(A D, B D^{-1})``
 with ``D`` diagonal and invertible is optimal too (:func:`rescale`), and the
 cosine similarities of the embeddings (:func:`cosine_matrix`) change with ``D``.
 
-Numerics
---------
+How the spectrum is computed
+----------------------------
 ``V`` and ``sigma`` come from the eigendecomposition of the ``p x p`` Gram
 matrix ``X^T X`` (:func:`gram_spectrum`, with :func:`numpy.linalg.eigh`), never
 from a thin SVD of the tall ``X``: for 20,000 users and 1,000 items that is

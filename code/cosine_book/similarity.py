@@ -13,8 +13,8 @@ where ``rho`` is the cosine between the two vectors of block norms (the *norm
 profiles*). :func:`block_cosines` computes every term of this identity and
 :func:`cosine_bounds` the sharp interval ``[rho * min c_i, rho * max c_i]``.
 
-Numerics
---------
+Numerical accuracy
+------------------
 All sums are accumulated in float64, whatever the input dtype (float16,
 float32, float64, integers, booleans). Inputs narrower than float64 cannot
 overflow or underflow in float64, so they take a fast path. One compiled pass

@@ -5,7 +5,16 @@ browser) from the function that wires it to sliders, so a notebook cell is one l
 Chapter groups live in submodules; the public functions are re-exported here.
 """
 
-from cosine_book.widgets.blocks import bounds_widget, two_block_widget  # noqa: F401  (chapters 2-3)
-from cosine_book.widgets.correlation import decomposition_widget, simpson_widget  # noqa: F401
-from cosine_book.widgets.optim import truncation_explorer  # noqa: F401  (chapter 1)
-from cosine_book.widgets.factorization import rescaling_widget  # noqa: F401  (chapter 6)
+from cosine_book.widgets.blocks import bounds_widget, two_block_widget
+from cosine_book.widgets.correlation import decomposition_widget, simpson_widget
+from cosine_book.widgets.factorization import rescaling_widget
+from cosine_book.widgets.optim import truncation_explorer
+
+__all__ = [
+    "bounds_widget",  # chapter 3
+    "decomposition_widget",  # chapter 4
+    "rescaling_widget",  # chapter 6
+    "simpson_widget",  # chapter 5
+    "truncation_explorer",  # chapter 1
+    "two_block_widget",  # chapter 2
+]
