@@ -143,4 +143,5 @@ def plot_intervals(
     ax.vlines(cases, low, high, color=PALETTE["bound"], lw=3, alpha=0.6, label=interval_label)
     ax.plot(cases, value, "o", color=PALETTE["global"], ms=3.5, label=value_label)
     ax.axhline(0.0, color=PALETTE["neutral"], lw=0.8)
-    ax.legend(loc="upper left")
+    # Outside the axes: the intervals can fill any corner of the plot.
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
