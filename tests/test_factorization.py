@@ -489,3 +489,24 @@ def test_closed_form_check_passes_and_detects_a_wrong_solution(objective, monkey
     )
     wrong = module.closed_form_check(X, lam, 3, objective, n_perturbations=5)
     assert wrong.gradient > 1e-6 and wrong.loss_rise < 0 and wrong.iterative_gap > 1e-3
+
+
+def test_plot_cosine_heatmaps_orders_items_and_checks_input():
+    import matplotlib.pyplot as plt
+
+    from cosine_book.widgets.factorization import plot_cosine_heatmaps
+
+    truth = np.kron(np.eye(2), np.ones((2, 2)))
+    clusters, popularity = [1, 0, 1, 0], [1.0, 2.0, 3.0, 4.0]
+    fig = plot_cosine_heatmaps({"a": truth, "b": -truth}, ["a", "b"], clusters, popularity)
+    shown = fig.axes[0].images[0].get_array()
+    order = [3, 1, 2, 0]  # cluster 0 by descending popularity, then cluster 1
+    np.testing.assert_array_equal(shown, truth[np.ix_(order, order)])
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["a", "b"]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="no similarity named"):
+        plot_cosine_heatmaps({"a": truth}, ["c"], clusters, popularity)
+    with pytest.raises(ValueError, match="titles"):
+        plot_cosine_heatmaps({"a": truth}, ["a"], clusters, popularity, titles=["x", "y"])
+    with pytest.raises(ValueError, match="n_cols"):
+        plot_cosine_heatmaps({"a": truth}, ["a"], clusters, popularity, n_cols=0)

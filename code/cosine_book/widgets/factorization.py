@@ -12,10 +12,11 @@ import io
 from dataclasses import dataclass
 from typing import Any
 
+import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from cosine_book.factorization import (
     ClusterRecovery,
@@ -39,6 +40,7 @@ _DISPLAY_BLOCK = 2
 __all__ = [
     "RescalingState",
     "RescalingUpdate",
+    "plot_cosine_heatmaps",
     "prepare_rescaling_state",
     "rescaling_update",
     "rescaling_widget",
@@ -322,3 +324,67 @@ def rescaling_widget(state: RescalingState, lam: float = 1e4, alpha: float = 0.0
     lam_slider.observe(on_change, names="value")
     alpha_slider.observe(on_change, names="value")
     return ipywidgets.VBox([ipywidgets.HBox([lam_slider, alpha_slider]), view.panel, view.picture])
+
+
+def plot_cosine_heatmaps(
+    similarities: dict[str, NDArray[np.float64]],
+    keys: list[str],
+    clusters: ArrayLike,
+    popularity: ArrayLike,
+    titles: list[str] | None = None,
+    n_cols: int = 3,
+) -> Figure:
+    """Item-item cosine heatmaps in a grid, items sorted by cluster then popularity.
+
+    The layout of the paper's Figure 1: one panel per similarity, a shared
+    red-blue colour scale on ``[-1, 1]`` and one colour bar.
+
+    Parameters
+    ----------
+    similarities : dict from str to ndarray of shape (n_items, n_items)
+        For example the result of :func:`cosine_book.factorization.item_similarity_suite`.
+    keys : list of str
+        Which similarities to show, in reading order.
+    clusters, popularity : array_like of shape (n_items,)
+        Item clusters and popularity, for the display order.
+    titles : list of str, optional
+        Panel titles; default ``keys``.
+    n_cols : int
+        Panels per row.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If a key is missing, ``titles`` has the wrong length or ``n_cols < 1``.
+
+    Examples
+    --------
+    >>> truth = np.kron(np.eye(2), np.ones((2, 2)))
+    >>> fig = plot_cosine_heatmaps({"truth": truth}, ["truth"], [0, 0, 1, 1], [4, 3, 2, 1])
+    >>> [ax.get_title() for ax in fig.axes[:1]]
+    ['truth']
+    >>> plt.close(fig)
+    """
+    missing = [key for key in keys if key not in similarities]
+    if missing:
+        raise ValueError(f"no similarity named {missing}; available: {sorted(similarities)}")
+    titles = list(keys) if titles is None else list(titles)
+    if len(titles) != len(keys):
+        raise ValueError(f"got {len(titles)} titles for {len(keys)} panels; expected one each")
+    if n_cols < 1:
+        raise ValueError(f"n_cols must be at least 1; got {n_cols}")
+    order = cluster_order(clusters, popularity)
+    n_rows = -(-len(keys) // n_cols)
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(7.4, 2.45 * n_rows + 0.1), squeeze=False)
+    for ax in axes.flat:
+        ax.set_axis_off()
+    for ax, key, title in zip(axes.flat, keys, titles, strict=False):
+        shown = similarities[key][np.ix_(order, order)]
+        image = ax.imshow(shown, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="antialiased")
+        ax.set_title(title.replace("obj. 1, ", "obj. 1: ").replace("V_k", "$V_k$"), fontsize=9)
+    fig.colorbar(image, ax=axes, shrink=0.7, label="item–item cosine")
+    return fig
