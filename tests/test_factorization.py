@@ -91,19 +91,29 @@ def test_gram_sparse_equals_dense():
 # ---------------------------------------------------------------------------
 
 
+CLOSED_FORMS = {
+    # objective: (closed form, loss, gradient, range of lam drawn)
+    1: (fit_objective1, objective1_loss, objective1_gradient, (0.01, 30.0)),
+    2: (fit_objective2, objective2_loss, objective2_gradient, (0.05, 3.0)),
+}
+
+
+@pytest.mark.parametrize("objective", sorted(CLOSED_FORMS))
 @SETTINGS
-@given(seed=st.integers(0, 10**6), k=st.integers(1, 5), lam=st.floats(0.01, 30.0))
-def test_objective1_closed_form_is_stationary_and_minimal(seed, k, lam):
+@given(seed=st.integers(0, 10**6), k=st.integers(1, 5), lam_share=st.floats(0.0, 1.0))
+def test_closed_form_is_stationary_and_minimal(objective, seed, k, lam_share):
+    fit, loss, gradient_of, (lam_low, lam_high) = CLOSED_FORMS[objective]
+    lam = lam_low + lam_share * (lam_high - lam_low)
     X = random_data(seed)
-    A, B = fit_objective1(X, lam, k)
+    A, B = fit(X, lam, k)
     scale = np.linalg.norm(X) ** 2
-    for gradient in objective1_gradient(X, A, B, lam):
+    for gradient in gradient_of(X, A, B, lam):
         assert np.abs(gradient).max() <= 1e-9 * scale
-    best = objective1_loss(X, A, B, lam)
+    best = loss(X, A, B, lam)
     rng = np.random.default_rng(seed + 1)
     for size in (1e-3, 1e-1, 1.0):
         dA, dB = rng.standard_normal((2, *A.shape)) * size
-        assert objective1_loss(X, A + dA, B + dB, lam) >= best - 1e-9 * scale
+        assert loss(X, A + dA, B + dB, lam) >= best - 1e-9 * scale
 
 
 def test_objective1_full_rank_is_ridge_solution():
@@ -111,21 +121,6 @@ def test_objective1_full_rank_is_ridge_solution():
     A, B = fit_objective1(X, lam=3.0)
     G = X.T @ X
     np.testing.assert_allclose(A @ B.T, np.linalg.solve(G + 3.0 * np.eye(6), G), atol=1e-10)
-
-
-@SETTINGS
-@given(seed=st.integers(0, 10**6), k=st.integers(1, 5), lam=st.floats(0.05, 3.0))
-def test_objective2_closed_form_is_stationary_and_minimal(seed, k, lam):
-    X = random_data(seed)
-    A, B = fit_objective2(X, lam, k)
-    scale = np.linalg.norm(X) ** 2
-    for gradient in objective2_gradient(X, A, B, lam):
-        assert np.abs(gradient).max() <= 1e-9 * scale
-    best = objective2_loss(X, A, B, lam)
-    rng = np.random.default_rng(seed + 1)
-    for size in (1e-3, 1e-1, 1.0):
-        dA, dB = rng.standard_normal((2, *A.shape)) * size
-        assert objective2_loss(X, A + dA, B + dB, lam) >= best - 1e-9 * scale
 
 
 def test_objective2_predictions_soft_threshold_singular_values():

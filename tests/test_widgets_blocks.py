@@ -11,12 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosine_book.similarity import block_cosines, cosine
+from cosine_book.similarity import block_cosines, blocks_with, cosine
 from cosine_book.widgets import bounds_widget, two_block_widget
 from cosine_book.widgets.blocks import (
-    block_summary,
-    blocks_with_norms_and_cosines,
-    draw_block_summary,
+    draw_block_cosines,
     profiles_with_cosine,
     random_block_pair,
 )
@@ -35,42 +33,38 @@ def profiles_and_cosines(draw):
     return np.array(x), np.array(y), np.array(c)
 
 
-@settings(max_examples=60, deadline=None)
-@given(profiles_and_cosines())
-def test_blocks_realise_the_requested_norms_and_cosines(data):
-    x_norms, y_norms, local = data
-    xs, ys = blocks_with_norms_and_cosines(x_norms, y_norms, local)
-    result = block_cosines(xs, ys)
-    np.testing.assert_allclose(result.x_norms, x_norms, rtol=1e-12)
-    np.testing.assert_allclose(result.y_norms, y_norms, rtol=1e-12)
-    np.testing.assert_allclose(result.local, local, atol=1e-12)
+def measured(x_norms, y_norms, local):
+    """What the block widgets show: vectors built with these norms and cosines, measured."""
+    return block_cosines(*blocks_with(local, x_norms, y_norms))
 
 
 @settings(max_examples=60, deadline=None)
 @given(profiles_and_cosines())
 def test_summary_satisfies_identity_and_bounds(data):
     x_norms, y_norms, local = data
-    s = block_summary(x_norms, y_norms, local)
+    s = measured(x_norms, y_norms, local)
+    lower, upper = s.bounds()
     assert s.global_cosine == pytest.approx(np.sum(s.weights * s.local), abs=1e-12)
-    assert s.rho == pytest.approx(cosine(x_norms, y_norms), abs=1e-12)
-    assert s.lower == pytest.approx(s.rho * local.min(), abs=1e-12)
-    assert s.upper == pytest.approx(s.rho * local.max(), abs=1e-12)
-    assert s.lower - 1e-12 <= s.global_cosine <= s.upper + 1e-12
+    assert s.profile_cosine == pytest.approx(cosine(x_norms, y_norms), abs=1e-12)
+    assert lower == pytest.approx(s.profile_cosine * local.min(), abs=1e-12)
+    assert upper == pytest.approx(s.profile_cosine * local.max(), abs=1e-12)
+    assert lower - 1e-12 <= s.global_cosine <= upper + 1e-12
 
 
 def test_summary_of_limit_construction_matches_formula():
     # Chapter 2, eq-ch2-limit: global = 2 eps c / (1 + eps^2).
     for eps in [1.0, 0.1, 1e-3]:
-        s = block_summary([eps, 1.0], [1.0, eps], [0.9, 0.9])
+        s = measured([eps, 1.0], [1.0, eps], [0.9, 0.9])
         assert s.global_cosine == pytest.approx(2 * eps * 0.9 / (1 + eps**2), rel=1e-12)
-        assert s.global_cosine == pytest.approx(s.lower, rel=1e-12)  # all c equal: attained
+        assert s.global_cosine == pytest.approx(s.bounds()[0], rel=1e-12)  # all c equal: attained
 
 
 def test_summary_with_a_zero_block_drops_it():
-    s = block_summary([0.0, 1.0], [1.0, 1.0], [0.5, 0.8])
+    s = measured([0.0, 1.0], [1.0, 1.0], [0.5, 0.8])
     assert np.isnan(s.local[0]) and s.weights[0] == 0.0
-    assert s.global_cosine == pytest.approx(0.8 * s.rho)
-    assert s.lower == s.upper == pytest.approx(0.8 * s.rho)
+    assert s.global_cosine == pytest.approx(0.8 * s.profile_cosine)
+    lower, upper = s.bounds()
+    assert lower == upper == pytest.approx(0.8 * s.profile_cosine)
 
 
 @pytest.mark.parametrize(
@@ -80,13 +74,13 @@ def test_summary_with_a_zero_block_drops_it():
         ([1.0, -2.0], [1.0, 1.0], [0.5, 0.5], "nonnegative"),
         ([1.0, np.nan], [1.0, 1.0], [0.5, 0.5], "finite"),
         ([1.0, 1.0], [1.0, 1.0], [0.5, 1.5], r"\[-1, 1\]"),
-        ([1.0, 1.0], [1.0, 1.0], [0.5], "one cosine per block"),
+        ([1.0, 1.0], [1.0, 1.0], [0.5], "same length"),
         ([0.0, 0.0], [1.0, 1.0], [0.5, 0.5], "zero vector"),
     ],
 )
 def test_bad_input_raises_clear_errors(x_norms, y_norms, local, message):
     with pytest.raises(ValueError, match=message):
-        block_summary(x_norms, y_norms, local)
+        measured(x_norms, y_norms, local)
 
 
 @settings(max_examples=60, deadline=None)
@@ -119,8 +113,8 @@ def test_sweep_approaches_both_ends_and_stays_inside(local, rho):
     for share in np.linspace(0.0, 1.0, 401)[1:-1]:
         x_norms, y_norms = profiles_with_cosine(rho, share)
         assert (x_norms > 0).all() and (y_norms > 0).all()
-        s = block_summary(x_norms, y_norms, local)
-        assert s.rho == pytest.approx(rho, abs=1e-9)
+        s = measured(x_norms, y_norms, local)
+        assert s.profile_cosine == pytest.approx(rho, abs=1e-9)
         assert lower - 1e-12 <= s.global_cosine <= upper + 1e-12
         values.append(s.global_cosine)
     width = upper - lower
@@ -134,8 +128,8 @@ def test_sweep_with_extra_blocks_keeps_rho_and_nearly_fills_interval():
     local = [0.9, -0.4, 0.3, 0.5]
     values = []
     for share in np.linspace(0.0, 1.0, 201)[1:-1]:
-        s = block_summary(*profiles_with_cosine(0.6, share, 4, 0.01), local)
-        assert s.rho == pytest.approx(0.6, abs=1e-12)
+        s = measured(*profiles_with_cosine(0.6, share, 4, 0.01), local)
+        assert s.profile_cosine == pytest.approx(0.6, abs=1e-12)
         values.append(s.global_cosine)
     assert min(values) < -0.24 + 0.01 and max(values) > 0.54 - 0.01
 
@@ -172,10 +166,10 @@ def test_random_block_pair_is_reproducible_and_well_formed():
         random_block_pair(np.random.default_rng(0), max_size=0)
 
 
-def test_draw_block_summary_labels_the_numbers():
-    s = block_summary([1.0, 0.5, 0.2], [0.3, 1.0, 0.4], [0.9, -0.2, 0.5])
+def test_draw_block_cosines_labels_the_numbers():
+    s = measured([1.0, 0.5, 0.2], [0.3, 1.0, 0.4], [0.9, -0.2, 0.5])
     fig = plt.figure()
-    draw_block_summary(fig, s, names=["w", "b", "emb"])
+    draw_block_cosines(fig, s, names=["w", "b", "emb"])
     bars_ax, line_ax = fig.axes
     assert [t.get_text() for t in bars_ax.get_xticklabels()] == ["w", "b", "emb"]
     assert f"{s.global_cosine:.3f}" in line_ax.get_title()
@@ -229,7 +223,7 @@ def test_every_inner_value_is_attained_with_positive_norms(c1, c2, rho, fraction
     target = lower + fraction * (upper - lower)
 
     def global_at(share):
-        return block_summary(*profiles_with_cosine(rho, share), [c1, c2]).global_cosine
+        return measured(*profiles_with_cosine(rho, share), [c1, c2]).global_cosine
 
     # The weight of block 1 falls monotonically with share, so bisection applies.
     sign = 1.0 if c1 > c2 else -1.0
@@ -243,8 +237,8 @@ def test_every_inner_value_is_attained_with_positive_norms(c1, c2, rho, fraction
     share = (low_share + high_share) / 2
     x_norms, y_norms = profiles_with_cosine(rho, share)
     assert (x_norms > 0).all() and (y_norms > 0).all()
-    s = block_summary(x_norms, y_norms, [c1, c2])
-    assert s.rho == pytest.approx(rho, abs=1e-9)
+    s = measured(x_norms, y_norms, [c1, c2])
+    assert s.profile_cosine == pytest.approx(rho, abs=1e-9)
     assert s.global_cosine == pytest.approx(target, abs=1e-9)
 
 
@@ -254,10 +248,10 @@ def test_sign_free_forms_of_the_bounds(data):
     # Chapter 3, thm-ch3-sign-free: max c >= 0 gives global <= max c; min c <= 0 gives
     # global >= min c. With all c < 0 the upper end rho * max c lies above max c.
     x_norms, y_norms, local = data
-    s = block_summary(x_norms, y_norms, local)
+    s = measured(x_norms, y_norms, local)
     if local.max() >= 0:
         assert s.global_cosine <= local.max() + 1e-12
     if local.min() <= 0:
         assert s.global_cosine >= local.min() - 1e-12
     if local.max() < 0:
-        assert s.upper >= local.max() - 1e-12
+        assert s.bounds()[1] >= local.max() - 1e-12

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from cosine_book._validation import as_real_array, nonfinite_error
 from cosine_book.similarity import BlockCosines, block_cosines, cosine
 
 __all__ = [
@@ -50,22 +51,13 @@ __all__ = [
 
 def _as_sample(value: ArrayLike, name: str) -> NDArray[np.float64]:
     """A 1-D float64 sample with clear errors for the usual mistakes."""
-    try:
-        array = np.asarray(value)
-    except Exception as error:  # ragged lists and the like
-        raise ValueError(f"{name} is not an array of numbers: {error}") from None
-    if array.dtype.kind not in "biuf":
-        raise ValueError(f"{name} has dtype {array.dtype}; expected real numbers")
+    array = as_real_array(value, name)
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-D (one value per observation); got shape {array.shape}")
     array = array.astype(np.float64)
-    bad = ~np.isfinite(array)
-    if bad.any():
-        index = int(np.flatnonzero(bad)[0])
-        kind = "NaN" if np.isnan(array[index]) else "an infinite value"
-        raise ValueError(
-            f"{name} contains {kind} (first at index {index}); expected finite numbers"
-        )
+    error = nonfinite_error(array, name)
+    if error is not None:
+        raise error
     return array
 
 

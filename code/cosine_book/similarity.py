@@ -35,6 +35,8 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from cosine_book._validation import as_real_array, nonfinite_error
+
 __all__ = ["BlockCosines", "block_cosines", "blocks_with", "cosine", "cosine_bounds"]
 
 # Below _TINY or above _HUGE a float64 sum of squares may have lost digits to
@@ -98,15 +100,8 @@ class BlockCosines:
 
 
 def _as_block(value: ArrayLike, what: str) -> NDArray[Any]:
-    """Convert one block to an array of real numbers, with clear errors."""
-    try:
-        array = np.asarray(value)
-    except Exception as error:  # ragged lists and the like
-        raise ValueError(f"{what} is not an array of numbers: {error}") from None
-    if array.dtype.kind == "c":
-        raise ValueError(f"{what} is complex; cosine similarity here needs real numbers")
-    if array.dtype.kind not in "biuf":
-        raise ValueError(f"{what} has dtype {array.dtype}; expected real numbers")
+    """Convert one block to a flat array of real numbers, with clear errors."""
+    array = as_real_array(value, what)
     if array.size == 0:
         raise ValueError(f"{what} is empty; expected at least one entry")
     return array.reshape(-1)
@@ -114,14 +109,9 @@ def _as_block(value: ArrayLike, what: str) -> NDArray[Any]:
 
 def _nonfinite_error(x: NDArray[Any], y: NDArray[Any], what: str) -> ValueError:
     for vector, side in ((x, "x"), (y, "y")):
-        bad = ~np.isfinite(vector)
-        if bad.any():
-            index = int(np.flatnonzero(bad)[0])
-            kind = "NaN" if np.isnan(vector[index]) else "an infinite value"
-            return ValueError(
-                f"{what} of {side} contains {kind} (first at flat index {index}); "
-                "expected finite numbers"
-            )
+        error = nonfinite_error(vector, f"{what} of {side}")
+        if error is not None:
+            return error
     return ValueError(f"{what} produced a non-finite sum")  # pragma: no cover
 
 

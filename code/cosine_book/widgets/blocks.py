@@ -1,160 +1,30 @@
 """Widgets and constructions for the block decomposition (chapters 2 and 3).
 
-The pure functions here build blocked vectors with prescribed block norms and
-local cosines, and summarise them through :func:`cosine_book.similarity.block_cosines`
-and :func:`cosine_book.similarity.cosine_bounds`. The widget functions only wire
-these to sliders, so everything a widget shows can be tested without a browser.
+The widgets build blocked vectors with prescribed local cosines and block norms
+(:func:`cosine_book.similarity.blocks_with`) and measure them with
+:func:`cosine_book.similarity.block_cosines`; the figure is drawn by
+:func:`draw_block_cosines`. The widget functions only wire these to sliders, so
+everything a widget shows can be tested without a browser.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.figure import Figure
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from cosine_book.plotting import PALETTE, annotate_bounds
-from cosine_book.similarity import block_cosines, cosine_bounds
+from cosine_book.similarity import BlockCosines, block_cosines, blocks_with
 
 __all__ = [
-    "BlockSummary",
-    "block_summary",
-    "blocks_with_norms_and_cosines",
     "bounds_widget",
-    "draw_block_summary",
+    "draw_block_cosines",
     "profiles_with_cosine",
     "random_block_pair",
     "two_block_widget",
 ]
-
-
-@dataclass(frozen=True)
-class BlockSummary:
-    """What the block widgets show, computed from actual vectors.
-
-    Attributes
-    ----------
-    local : ndarray of shape (n_blocks,)
-        Local cosines (``nan`` for a block that is zero on one side).
-    weights : ndarray of shape (n_blocks,)
-        Weights ``w_i = ||x_i|| ||y_i|| / (||x|| ||y||)``.
-    rho : float
-        Cosine of the two norm profiles, the sum of the weights.
-    global_cosine : float
-        Cosine of the whole vectors.
-    lower, upper : float
-        The feasible interval ``[rho * min c_i, rho * max c_i]``.
-    """
-
-    local: NDArray[np.float64]
-    weights: NDArray[np.float64]
-    rho: float
-    global_cosine: float
-    lower: float
-    upper: float
-
-
-def blocks_with_norms_and_cosines(
-    x_norms: ArrayLike, y_norms: ArrayLike, local: ArrayLike
-) -> tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]]:
-    """Build 2-D blocks ``x_i``, ``y_i`` with the given norms and local cosines.
-
-    Block ``i`` is ``x_i = ||x_i|| (1, 0)`` and
-    ``y_i = ||y_i|| (c_i, sqrt(1 - c_i**2))``, so any norms and any cosines in
-    ``[-1, 1]`` are realised by actual vectors.
-
-    Parameters
-    ----------
-    x_norms, y_norms : array_like of shape (n_blocks,)
-        Nonnegative, finite block norms.
-    local : array_like of shape (n_blocks,)
-        Local cosines in ``[-1, 1]``.
-
-    Returns
-    -------
-    (x_blocks, y_blocks) : tuple of two lists of ndarray of shape (2,)
-
-    Raises
-    ------
-    ValueError
-        If the lengths differ or are zero, a norm is negative or not finite,
-        or a cosine lies outside ``[-1, 1]``.
-
-    Examples
-    --------
-    >>> xs, ys = blocks_with_norms_and_cosines([1.0, 2.0], [3.0, 1.0], [0.6, -1.0])
-    >>> xs[1], ys[0]
-    (array([2., 0.]), array([1.8, 2.4]))
-    """
-    x_array = np.asarray(x_norms, dtype=np.float64)
-    y_array = np.asarray(y_norms, dtype=np.float64)
-    cosines = np.asarray(local, dtype=np.float64)
-    if x_array.ndim != 1 or x_array.size == 0 or x_array.shape != y_array.shape:
-        raise ValueError(
-            "x_norms and y_norms must be non-empty 1-D arrays of the same length; "
-            f"got shapes {x_array.shape} and {y_array.shape}"
-        )
-    if cosines.shape != x_array.shape:
-        raise ValueError(
-            f"local must have one cosine per block ({x_array.size}); got shape {cosines.shape}"
-        )
-    for array, name in ((x_array, "x_norms"), (y_array, "y_norms")):
-        if not np.isfinite(array).all() or (array < 0).any():
-            raise ValueError(f"{name} must be finite and nonnegative; got {array}")
-    if not np.isfinite(cosines).all() or (np.abs(cosines) > 1).any():
-        raise ValueError(f"local cosines must lie in [-1, 1]; got {cosines}")
-    x_blocks = [np.array([norm, 0.0]) for norm in x_array]
-    y_blocks = [
-        norm * np.array([c, np.sqrt(1.0 - c * c)]) for norm, c in zip(y_array, cosines, strict=True)
-    ]
-    return x_blocks, y_blocks
-
-
-def block_summary(x_norms: ArrayLike, y_norms: ArrayLike, local: ArrayLike) -> BlockSummary:
-    """Global cosine, weights and bounds of vectors with given block norms and cosines.
-
-    The vectors are built by :func:`blocks_with_norms_and_cosines` and measured
-    with :func:`~cosine_book.similarity.block_cosines`; this is the update
-    function of both block widgets.
-
-    Parameters
-    ----------
-    x_norms, y_norms : array_like of shape (n_blocks,)
-        Nonnegative block norms; neither profile may be all zeros.
-    local : array_like of shape (n_blocks,)
-        Local cosines in ``[-1, 1]``.
-
-    Returns
-    -------
-    BlockSummary
-
-    Raises
-    ------
-    ValueError
-        For bad norms or cosines (see :func:`blocks_with_norms_and_cosines`),
-        or when a whole vector is zero.
-
-    Examples
-    --------
-    Su's limit construction with ``eps = 0.1`` and both local cosines 0.9:
-
-    >>> s = block_summary([0.1, 1.0], [1.0, 0.1], [0.9, 0.9])
-    >>> round(s.global_cosine, 4), round(s.rho, 4), s.weights.round(4)
-    (0.1782, 0.198, array([0.099, 0.099]))
-    """
-    x_blocks, y_blocks = blocks_with_norms_and_cosines(x_norms, y_norms, local)
-    result = block_cosines(x_blocks, y_blocks)
-    lower, upper = cosine_bounds(result.local, result.x_norms, result.y_norms)
-    return BlockSummary(
-        local=result.local,
-        weights=result.weights,
-        rho=result.profile_cosine,
-        global_cosine=result.global_cosine,
-        lower=lower,
-        upper=upper,
-    )
 
 
 def profiles_with_cosine(
@@ -283,8 +153,8 @@ def random_block_pair(
     return x_blocks, y_blocks
 
 
-def draw_block_summary(fig: Figure, summary: BlockSummary, names: Sequence[str] = ()) -> None:
-    """Draw local cosines, weights and the feasible interval of a :class:`BlockSummary`.
+def draw_block_cosines(fig: Figure, summary: BlockCosines, names: Sequence[str] = ()) -> None:
+    """Draw local cosines, weights and the feasible interval of blocked vectors.
 
     Left: one group of bars per block (local cosine, weight). Right: the
     interval ``[rho * min c_i, rho * max c_i]``, the global cosine inside it,
@@ -294,8 +164,8 @@ def draw_block_summary(fig: Figure, summary: BlockSummary, names: Sequence[str] 
     ----------
     fig : matplotlib.figure.Figure
         An empty figure; two axes are added to it.
-    summary : BlockSummary
-        What to draw, from :func:`block_summary`.
+    summary : BlockCosines
+        What to draw, from :func:`cosine_book.similarity.block_cosines`.
     names : sequence of str, optional
         Block labels; ``block 1``, ``block 2``, ... by default.
 
@@ -303,12 +173,14 @@ def draw_block_summary(fig: Figure, summary: BlockSummary, names: Sequence[str] 
     --------
     >>> import matplotlib.pyplot as plt
     >>> fig = plt.figure()
-    >>> draw_block_summary(fig, block_summary([1.0, 0.5], [0.5, 1.0], [0.9, 0.2]))
+    >>> blocks = blocks_with([0.9, 0.2], [1.0, 0.5], [0.5, 1.0])
+    >>> draw_block_cosines(fig, block_cosines(*blocks))
     >>> len(fig.axes)
     2
     >>> plt.close(fig)
     """
     n_blocks = summary.local.size
+    lower, upper = summary.bounds()
     labels = list(names) or [f"block {i + 1}" for i in range(n_blocks)]
     bars_ax, line_ax = fig.subplots(1, 2, width_ratios=[1.0, 1.4])
     positions = np.arange(n_blocks)
@@ -327,19 +199,15 @@ def draw_block_summary(fig: Figure, summary: BlockSummary, names: Sequence[str] 
     bars_ax.set_ylim(-1.05, 1.05)
     # Below the axes, so that bars of either sign never hide it.
     bars_ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2)
-    bars_ax.set_title(rf"weights sum to $\rho$ = {summary.rho:.3f}")
+    bars_ax.set_title(rf"weights sum to $\rho$ = {summary.profile_cosine:.3f}")
 
-    annotate_bounds(line_ax, summary.lower, summary.upper, summary.global_cosine)
+    annotate_bounds(line_ax, lower, upper, summary.global_cosine)
     # End marks keep a zero-width interval (all local cosines equal) visible.
-    line_ax.plot(
-        [summary.lower, summary.upper], [0.5, 0.5], "|", color=PALETTE["bound"], ms=40, mew=2.5
-    )
+    line_ax.plot([lower, upper], [0.5, 0.5], "|", color=PALETTE["bound"], ms=40, mew=2.5)
     defined = summary.local[~np.isnan(summary.local)]
     line_ax.plot(defined, np.full(defined.size, 0.2), "|", color=PALETTE["local"], ms=18, mew=2)
     line_ax.text(-0.98, 0.05, "ticks: local cosines", fontsize=8, color=PALETTE["local"])
-    line_ax.set_title(
-        f"global {summary.global_cosine:.3f} in [{summary.lower:.3f}, {summary.upper:.3f}]"
-    )
+    line_ax.set_title(f"global {summary.global_cosine:.3f} in [{lower:.3f}, {upper:.3f}]")
 
 
 def _summary_widget(slider_specs: dict[str, tuple[float, float, float]], to_arrays, caption: str):
@@ -368,12 +236,12 @@ def _summary_widget(slider_specs: dict[str, tuple[float, float, float]], to_arra
         with output:
             output.clear_output(wait=True)
             try:
-                summary = block_summary(*to_arrays(values))
+                summary = block_cosines(*blocks_with(*to_arrays(values)))
             except ValueError as error:
                 print(f"Not a valid setting: {error}")
                 return
             fig = plt.figure(figsize=(8.0, 3.2))
-            draw_block_summary(fig, summary)
+            draw_block_cosines(fig, summary)
             plt.show()
 
     for slider in sliders.values():
@@ -393,7 +261,7 @@ def two_block_widget():
     -------
     ipywidgets.VBox
         Six sliders (``||x1||``, ``||x2||``, ``||y1||``, ``||y2||``, ``c1``,
-        ``c2``) above a live figure drawn by :func:`draw_block_summary`.
+        ``c2``) above a live figure drawn by :func:`draw_block_cosines`.
     """
     specs = {
         "‖x₁‖": (0.0, 2.0, 0.2),
@@ -405,7 +273,8 @@ def two_block_widget():
     }
 
     def to_arrays(v: dict[str, float]) -> tuple[list[float], list[float], list[float]]:
-        return [v["‖x₁‖"], v["‖x₂‖"]], [v["‖y₁‖"], v["‖y₂‖"]], [v["c₁"], v["c₂"]]
+        # (local cosines, x norms, y norms), the order of blocks_with.
+        return [v["c₁"], v["c₂"]], [v["‖x₁‖"], v["‖x₂‖"]], [v["‖y₁‖"], v["‖y₂‖"]]
 
     return _summary_widget(specs, to_arrays, "<b>Two blocks:</b> norms and local cosines")
 
@@ -436,9 +305,9 @@ def bounds_widget(local: Sequence[float] = (0.9, 0.5, -0.3)):
 
     def to_arrays(v: dict[str, float]) -> tuple[list[float], list[float], list[float]]:
         return (
+            [v[f"c{s}"] for s in subscripts],
             [v[f"‖x{s}‖"] for s in subscripts],
             [v[f"‖y{s}‖"] for s in subscripts],
-            [v[f"c{s}"] for s in subscripts],
         )
 
     return _summary_widget(specs, to_arrays, "<b>Three blocks:</b> one row of sliders per block")
