@@ -1,34 +1,76 @@
-"""Input checks shared by the package's modules, so every error reads the same way."""
+"""Input checks for every public function of the package: one module, one wording.
+
+Every public function validates its input once, through these helpers, and then
+calls private helpers that trust it (internal calls skip re-validation). The
+messages name the argument, say what was wrong and what was expected.
+
+What is refused, and why:
+
+- masked arrays (``numpy.ma``): ``np.asarray`` silently drops the mask, so a
+  result would include entries the caller meant to exclude;
+- sparse matrices, where a function needs dense data (only the factorization
+  functions accept them, via :func:`as_real_matrix`);
+- complex numbers, strings (also numeric strings), objects, dates and ragged
+  nested sequences: none of them is a vector of real numbers;
+- NaN and infinity, named with the position of the first one.
+"""
 
 from __future__ import annotations
 
+import math
+import numbers
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 
+__all__ = [
+    "as_float_scalar",
+    "as_int_scalar",
+    "as_labels",
+    "as_real_array",
+    "as_real_matrix",
+    "nonfinite_error",
+]
 
-def as_real_array(value: ArrayLike, name: str) -> NDArray[Any]:
-    """``np.asarray(value)``, or a ``ValueError`` naming ``name`` if it is not real numbers.
+_KIND_NAMES = {
+    "c": "complex",
+    "O": "of Python objects",
+    "U": "of strings",
+    "S": "of bytes",
+    "V": "structured",
+    "M": "of dates",
+    "m": "of time differences",
+}
 
-    Examples
-    --------
-    >>> as_real_array([1, 2], "x").dtype.kind
-    'i'
-    >>> as_real_array([1j], "x")
-    Traceback (most recent call last):
-    ...
-    ValueError: x is complex; expected real numbers
-    """
-    try:
-        array = np.asarray(value)
-    except Exception as error:  # ragged lists and the like
-        raise ValueError(f"{name} is not an array of numbers: {error}") from None
-    if array.dtype.kind == "c":
+
+def _refuse_containers(value: Any, name: str, *, allow_sparse: bool = False) -> None:
+    """Refuse the inputs that ``np.asarray`` would silently turn into something else."""
+    if isinstance(value, np.ma.MaskedArray):
+        raise ValueError(
+            f"{name} is a masked array; its mask would be ignored. Expected a plain "
+            f"array: drop or fill the masked entries first (e.g. {name}.compressed() "
+            f"or {name}.filled(0))"
+        )
+    if scipy.sparse.issparse(value) and not allow_sparse:
+        raise ValueError(
+            f"{name} is a sparse {type(value).__name__}; expected a dense array "
+            f"(convert with {name}.toarray())"
+        )
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} is a string ({value!r}); expected an array of numbers")
+
+
+def _check_dtype(array: NDArray[Any], name: str) -> None:
+    kind = array.dtype.kind
+    if kind in "biuf":
+        return
+    if kind == "c":
         raise ValueError(f"{name} is complex; expected real numbers")
-    if array.dtype.kind not in "biuf":
-        raise ValueError(f"{name} has dtype {array.dtype}; expected real numbers")
-    return array
+    what = _KIND_NAMES.get(kind, f"of dtype {array.dtype}")
+    raise ValueError(f"{name} is an array {what} (dtype {array.dtype}); expected real numbers")
 
 
 def nonfinite_error(array: NDArray[Any], name: str) -> ValueError | None:
@@ -41,12 +83,289 @@ def nonfinite_error(array: NDArray[Any], name: str) -> ValueError | None:
     >>> nonfinite_error(np.array([1.0, 2.0]), "y") is None
     True
     """
+    if array.dtype.kind not in "fc":
+        return None  # integers and booleans are always finite
     flat = array.reshape(-1)
-    bad = ~np.isfinite(flat)
-    if not bad.any():
+    finite = np.isfinite(flat)
+    if finite.all():
         return None
-    index = int(np.flatnonzero(bad)[0])
+    index = int(np.argmin(finite))  # the first False
     kind = "NaN" if np.isnan(flat[index]) else "an infinite value"
     return ValueError(
         f"{name} contains {kind} (first at flat index {index}); expected finite numbers"
     )
+
+
+def as_real_array(
+    value: ArrayLike,
+    name: str,
+    *,
+    ndim: int | None = None,
+    finite: bool = True,
+    nonempty: bool = True,
+) -> NDArray[Any]:
+    """``value`` as a NumPy array of real numbers (its own dtype kept), or a clear ``ValueError``.
+
+    Accepts lists, NumPy arrays and anything with ``__array__`` (for example a
+    PyTorch CPU tensor or a pandas Series). Integer and boolean dtypes are kept
+    as they are, so that callers can treat them exactly.
+
+    Parameters
+    ----------
+    value : array_like
+    name : str
+        The argument's name, as the caller knows it (used in messages).
+    ndim : int, optional
+        Required number of dimensions.
+    finite : bool, default True
+        Refuse NaN and infinity.
+    nonempty : bool, default True
+        Refuse an array with no entries.
+
+    Returns
+    -------
+    ndarray
+
+    Raises
+    ------
+    ValueError
+        For masked arrays, sparse matrices, strings, ragged sequences, complex,
+        object, string or date dtypes, a wrong number of dimensions, an empty
+        array, or (with ``finite``) NaN or infinity.
+
+    Examples
+    --------
+    >>> as_real_array([1, 2], "x").dtype.kind
+    'i'
+    >>> as_real_array([1j], "x")
+    Traceback (most recent call last):
+    ...
+    ValueError: x is complex; expected real numbers
+    >>> as_real_array(["1.0", "2.0"], "x")
+    Traceback (most recent call last):
+    ...
+    ValueError: x is an array of strings (dtype <U3); expected real numbers
+    >>> as_real_array(np.ma.masked_array([1.0, 2.0], mask=[0, 1]), "x")
+    Traceback (most recent call last):
+    ...
+    ValueError: x is a masked array; its mask would be ignored. Expected a plain array: ...
+    """
+    _refuse_containers(value, name)
+    try:
+        array = np.asarray(value)
+    except ValueError as error:
+        if "inhomogeneous" in str(error):
+            raise ValueError(
+                f"{name} is ragged (nested sequences of different lengths); "
+                "expected a rectangular array of numbers"
+            ) from None
+        raise ValueError(f"{name} is not an array of numbers: {error}") from None
+    except TypeError as error:
+        raise ValueError(f"{name} is not an array of numbers: {error}") from None
+    _check_dtype(array, name)
+    if ndim is not None and array.ndim != ndim:
+        expected = {0: "a scalar", 1: "a 1-D array", 2: "a 2-D array"}.get(ndim, f"{ndim}-D")
+        raise ValueError(f"{name} has shape {array.shape}; expected {expected}")
+    if nonempty and array.size == 0:
+        raise ValueError(f"{name} is empty (shape {array.shape}); expected at least one entry")
+    if finite:
+        error = nonfinite_error(array, name)
+        if error is not None:
+            raise error
+    return array
+
+
+def as_real_matrix(
+    value: Any, name: str, *, allow_sparse: bool = False
+) -> NDArray[np.float64] | scipy.sparse.csr_array:
+    """A non-empty 2-D float64 matrix of finite real numbers (or a float64 CSR array).
+
+    Parameters
+    ----------
+    value : array_like or scipy.sparse matrix
+    name : str
+    allow_sparse : bool, default False
+        Accept SciPy sparse matrices and arrays (returned as ``csr_array``).
+
+    Returns
+    -------
+    ndarray of shape (m, n), or scipy.sparse.csr_array
+
+    Raises
+    ------
+    ValueError
+        As :func:`as_real_array`, and for a sparse input when ``allow_sparse``
+        is false, or a sparse input that is complex, not 2-D or not finite.
+
+    Examples
+    --------
+    >>> as_real_matrix([[1, 2], [3, 4]], "X").dtype
+    dtype('float64')
+    >>> as_real_matrix([1.0, 2.0], "X")
+    Traceback (most recent call last):
+    ...
+    ValueError: X has shape (2,); expected a 2-D array
+    """
+    if scipy.sparse.issparse(value) and allow_sparse:
+        if value.ndim != 2:
+            raise ValueError(f"{name} has {value.ndim} dimensions; expected a 2-D matrix")
+        _check_dtype(np.empty(0, dtype=value.dtype), name)
+        if value.shape[0] == 0 or value.shape[1] == 0:
+            raise ValueError(
+                f"{name} has shape {value.shape}; expected at least one row and column"
+            )
+        matrix = scipy.sparse.csr_array(value, dtype=np.float64)
+        error = nonfinite_error(matrix.data, f"{name} (its stored entries)")
+        if error is not None:
+            raise error
+        return matrix
+    array = as_real_array(value, name, ndim=2)
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise ValueError(f"{name} has shape {array.shape}; expected at least one row and column")
+    return array.astype(np.float64, copy=False)
+
+
+def as_float_scalar(
+    value: Any,
+    name: str,
+    *,
+    positive: bool = False,
+    nonnegative: bool = False,
+    at_most: float | None = None,
+) -> float:
+    """A finite real number as a Python float, with optional sign and upper-bound checks.
+
+    Examples
+    --------
+    >>> as_float_scalar(0.5, "lam", positive=True)
+    0.5
+    >>> as_float_scalar(float("nan"), "lam")
+    Traceback (most recent call last):
+    ...
+    ValueError: lam must be a finite real number; got nan
+    >>> as_float_scalar(0, "lam", positive=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: lam must be positive; got 0
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+            value = value.item()
+        else:
+            raise ValueError(f"{name} must be a real number; got {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite real number; got {value!r}")
+    if positive and not number > 0:
+        raise ValueError(f"{name} must be positive; got {value!r}")
+    if nonnegative and not number >= 0:
+        raise ValueError(f"{name} must be nonnegative; got {value!r}")
+    if at_most is not None and number > at_most:
+        raise ValueError(f"{name} must be at most {at_most}; got {value!r}")
+    return number
+
+
+def as_int_scalar(
+    value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    """An integer (not a bool, not a float) as a Python int, within optional limits.
+
+    Examples
+    --------
+    >>> as_int_scalar(3, "k", minimum=1)
+    3
+    >>> as_int_scalar(2.0, "k")
+    Traceback (most recent call last):
+    ...
+    ValueError: k must be an integer; got 2.0
+    >>> as_int_scalar(0, "k", minimum=1, maximum=5)
+    Traceback (most recent call last):
+    ...
+    ValueError: k must be between 1 and 5; got 0
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer; got {value!r}")
+    number = int(value)
+    low_ok = minimum is None or number >= minimum
+    high_ok = maximum is None or number <= maximum
+    if not (low_ok and high_ok):
+        if minimum is not None and maximum is not None:
+            raise ValueError(f"{name} must be between {minimum} and {maximum}; got {number}")
+        if minimum is not None:
+            raise ValueError(f"{name} must be at least {minimum}; got {number}")
+        raise ValueError(f"{name} must be at most {maximum}; got {number}")
+    return number
+
+
+def as_labels(
+    value: ArrayLike, name: str, size: int
+) -> tuple[tuple[Hashable, ...], NDArray[np.intp]]:
+    """Distinct group labels (sorted) and each observation's index into them.
+
+    Labels may be integers, floats, booleans or strings, but all of one kind:
+    ``1`` and ``"1"`` are different labels, and a mixture would be silently
+    merged by NumPy's conversion to a common type, so mixtures are refused.
+    ``None`` and NaN are missing labels and refused.
+
+    Examples
+    --------
+    >>> as_labels(["b", "a", "b"], "groups", 3)
+    (('a', 'b'), array([1, 0, 1]))
+    >>> as_labels([1, "1"], "groups", 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: groups mixes labels of different kinds (int and str); expected labels of one kind
+    """
+    _refuse_containers(value, name)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biufUS":
+        # One dtype, so one kind of label: no mixture to detect, no list to build.
+        if value.ndim != 1 or value.size != size:
+            raise ValueError(
+                f"{name} has shape {value.shape} but there are {size} observations; "
+                "expected one label per observation"
+            )
+        if value.dtype.kind == "f" and np.isnan(value).any():
+            position = int(np.argmax(np.isnan(value)))
+            raise ValueError(
+                f"{name} has a missing label (NaN at index {position}); "
+                "expected a label for every observation"
+            )
+        distinct, index = np.unique(value, return_inverse=True)
+        return tuple(label.item() for label in distinct), index.reshape(-1).astype(np.intp)
+    items = list(value.tolist() if isinstance(value, np.ndarray) else value)
+    if len(items) != size:
+        raise ValueError(
+            f"{name} has {len(items)} labels but there are {size} observations; "
+            "expected one label per observation"
+        )
+    kinds: dict[str, type] = {}
+    for position, label in enumerate(items):
+        if label is None or (isinstance(label, float) and math.isnan(label)):
+            missing = "None" if label is None else "NaN"
+            raise ValueError(
+                f"{name} has a missing label ({missing} at index {position}); "
+                "expected a label for every observation"
+            )
+        if isinstance(label, (list, tuple, dict, set, np.ndarray)):
+            raise ValueError(f"{name} must be 1-D (one label per observation); got {label!r}")
+        if isinstance(label, (bool, np.bool_)):
+            kind = "bool"  # True == 1 in Python: kept apart from numbers
+        elif isinstance(label, (str, np.str_)):
+            kind = "str"
+        elif isinstance(label, numbers.Number):
+            kind = "number"
+        else:
+            kind = type(label).__name__
+        kinds.setdefault(kind, type(label))
+    if len(kinds) > 1:
+        shown = " and ".join(sorted(t.__name__ for t in kinds.values()))
+        raise ValueError(
+            f"{name} mixes labels of different kinds ({shown}); expected labels of one kind"
+        )
+    labels = np.asarray(items)
+    if labels.ndim != 1:
+        raise ValueError(
+            f"{name} must be 1-D (one label per observation); got shape {labels.shape}"
+        )
+    distinct, index = np.unique(labels, return_inverse=True)
+    return tuple(label.item() for label in distinct), index.reshape(-1).astype(np.intp)
