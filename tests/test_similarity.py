@@ -6,10 +6,12 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from cosine_book import similarity
 from cosine_book.similarity import BlockCosines, block_cosines, blocks_with, cosine, cosine_bounds
 
 PROPERTY_SETTINGS = settings(max_examples=150, deadline=None)
@@ -116,23 +118,69 @@ def test_cosine_matches_naive_and_is_scale_invariant(pair):
     assert cosine(x * 2.0**900, y * 2.0**-900) == pytest.approx(expected, abs=1e-12)
 
 
-def test_cosine_bad_input():
-    with pytest.raises(ValueError, match="shape"):
-        cosine([1, 2], [1, 2, 3])
-    with pytest.raises(ValueError, match="zero vector"):
-        cosine([0, 0], [1, 2])
-    with pytest.raises(ValueError, match="zero vector"):
-        cosine([1, 2], [0.0, 0.0])
-    with pytest.raises(ValueError, match="NaN"):
-        cosine([1, np.nan], [1, 2])
-    with pytest.raises(ValueError, match="infinite"):
-        cosine([1, 2], [np.inf, 2])
-    with pytest.raises(ValueError, match="empty"):
-        cosine([], [])
-    with pytest.raises(ValueError, match="complex"):
-        cosine([1j, 2], [1, 2])
-    with pytest.raises(ValueError, match="dtype"):
-        cosine(["a", "b"], ["c", "d"])
+# Bad inputs of every public function: each kind of input with the answer it gets.
+MASKED = np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])
+SPARSE = scipy.sparse.csr_array([[1.0, 0.0, 2.0]])
+BAD_INPUTS = [
+    # (call, expected error message fragment)
+    (lambda: cosine([1, 2], [1, 2, 3]), "shape"),
+    (lambda: cosine([[1, 2]], [1, 2]), "shape"),
+    (lambda: cosine([0, 0], [1, 2]), "x is the zero vector"),
+    (lambda: cosine([1, 2], [0.0, 0.0]), "y is the zero vector"),
+    (lambda: cosine([1, np.nan], [1, 2]), "x contains NaN"),
+    (lambda: cosine([1, 2], [np.inf, 2]), "y contains an infinite"),
+    (lambda: cosine([], []), "empty"),
+    (lambda: cosine([1j, 2], [1, 2]), "complex"),
+    (lambda: cosine(["1.0", "2.0"], [1, 2]), "strings"),
+    (lambda: cosine(np.array([1, 2], dtype=object), [1, 2]), "objects"),
+    (lambda: cosine([[1, 2], [3]], [[1, 2], [3]]), "ragged"),
+    (lambda: cosine(MASKED, [1.0, 2.0, 3.0]), "masked array"),
+    (lambda: cosine(SPARSE, SPARSE), "sparse"),
+    (lambda: cosine("ab", "cd"), "is a string"),
+    (lambda: cosine(np.array(["2020-01-01"], dtype="datetime64[D]"), [1]), "dates"),
+    (lambda: block_cosines(np.array([1.0, 2.0]), np.array([1.0, 3.0])), "single array"),
+    (lambda: block_cosines(np.eye(2), np.eye(2)), "list\\(matrix\\)"),
+    (lambda: block_cosines([1.0, 2.0], [1.0, 3.0]), "single number"),
+    (lambda: block_cosines([MASKED], [[1.0, 2.0, 3.0]]), "block '0' of x is a masked array"),
+    (lambda: block_cosines([SPARSE], [SPARSE]), "sparse"),
+    (lambda: block_cosines([[1j]], [[1.0]]), "complex"),
+    (lambda: block_cosines([["1"]], [[1.0]]), "strings"),
+    (lambda: cosine_bounds(["0.5"], [1.0], [1.0]), "local is an array of strings"),
+    (lambda: cosine_bounds(np.array([0.5], dtype=object), [1.0], [1.0]), "objects"),
+    (lambda: cosine_bounds([0.5j], [1.0], [1.0]), "complex"),
+    (lambda: cosine_bounds([[0.5]], [[1.0]], [[1.0]]), "1-D"),
+    (lambda: cosine_bounds([0.5], [np.inf], [1.0]), "x_norms contains an infinite"),
+    (lambda: cosine_bounds([-np.inf], [1.0], [1.0]), r"\[-1, 1\]"),
+    (lambda: cosine_bounds(MASKED, [1.0] * 3, [1.0] * 3), "masked"),
+    (lambda: blocks_with(["0.5"], [1.0], [1.0]), "strings"),
+    (lambda: blocks_with([0.5], [1.0j], [1.0]), "complex"),
+    (lambda: blocks_with([np.nan], [1.0], [1.0]), "local contains NaN"),
+    (lambda: blocks_with([], [], []), "empty"),
+]
+
+
+@pytest.mark.parametrize(("call", "message"), BAD_INPUTS)
+def test_bad_input_table(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        # Inputs that look odd but have a right answer.
+        (lambda: cosine([True, False], [True, True]), 1 / math.sqrt(2)),
+        (lambda: cosine(np.array([2**62, 2**62], dtype=np.int64), [1, 1]), 1.0),
+        (lambda: cosine(np.array([1, 2], dtype=np.uint8), [2, 4]), 1.0),
+        (lambda: cosine(np.float16([1, 0]), np.float16([1, 1])), 1 / math.sqrt(2)),
+        (lambda: cosine([1e-320, 0.0], [1e-320, 1e-320]), 1 / math.sqrt(2)),
+        (lambda: cosine([1.7e308, 1.7e308], [1.7e308, -1.7e308]), 0.0),
+        (lambda: block_cosines([[1.0], [0.0]], [[2.0], [5.0]]).global_cosine, 2 / math.sqrt(29)),
+        (lambda: cosine_bounds([1.0], [2.0], [3.0]), (1.0, 1.0)),
+    ],
+)
+def test_odd_but_valid_inputs(call, expected):
+    assert call() == pytest.approx(expected, rel=1e-15, abs=1e-300)
 
 
 def test_nan_in_float32_and_wide_paths_named():
@@ -332,7 +380,7 @@ def test_float32_blocks_larger_than_one_chunk():
         ([[0.0], [0.0]], [[1.0], [2.0]], "x is the zero vector"),
         ([[1.0], [1.0]], [[0.0], [0.0]], "y is the zero vector"),
         ([[1.0, 2.0], [1.0]], [[1.0, 2.0], [1.0, 2.0]], "block '1'"),
-        ("ab", "cd", "strings"),
+        ("ab", "cd", "is a string"),
     ],
 )
 def test_block_cosines_bad_input(x_blocks, y_blocks, message):
@@ -347,7 +395,7 @@ def test_block_cosines_bad_input(x_blocks, y_blocks, message):
     ("local", "x_norms", "y_norms", "message"),
     [
         ([0.5], [1.0, 1.0], [1.0, 1.0], "same length"),
-        ([], [], [], "non-empty"),
+        ([], [], [], "empty"),
         ([0.5, 0.5], [1.0, -1.0], [1.0, 1.0], "nonnegative"),
         ([0.5, 0.5], [1.0, np.nan], [1.0, 1.0], "finite"),
         ([0.5, 1.5], [1.0, 1.0], [1.0, 1.0], r"\[-1, 1\]"),
@@ -390,3 +438,89 @@ def test_blocks_with_bad_input():
         blocks_with([1.5], [1.0], [1.0])
     with pytest.raises(ValueError, match="nonnegative"):
         blocks_with([0.5], [-1.0], [1.0])
+
+
+# ---------------------------------------------------------------- exactness users rely on
+
+any_magnitude = st.floats(
+    min_value=-1e300, max_value=1e300, allow_nan=False, allow_infinity=False, allow_subnormal=True
+)
+
+
+@st.composite
+def nonzero_vectors(draw, max_size=12):
+    x = draw(hnp.arrays(np.float64, draw(st.integers(1, max_size)), elements=any_magnitude))
+    assume(x.any())
+    return x
+
+
+@given(nonzero_vectors(), st.integers(-60, 60))
+@PROPERTY_SETTINGS
+def test_exact_values_for_self_multiples_and_opposites(x, power):
+    # Debugging code compares cos == 1.0 (chapter 7): these must be exact, not 0.9999999999999998.
+    assert cosine(x, x) == 1.0
+    assert cosine(x, -x) == -1.0
+    with np.errstate(over="ignore", under="ignore"):
+        scaled = x * 2.0**power
+        exact = np.isfinite(scaled).all() and (scaled / 2.0**power == x).all()
+    if exact:  # a positive multiple that is exactly representable
+        assert cosine(x, scaled) == 1.0
+    assert block_cosines([x, x], [x, x]).global_cosine == 1.0
+
+
+def test_exact_values_known_failures_of_the_naive_formula():
+    assert cosine([1.0, 1.0], [1.0, 1.0]) == 1.0  # 0.9999999999999998 with sqrt(a)*sqrt(b)
+    assert cosine([0.1] * 1000, [0.1] * 1000) == 1.0
+    assert cosine([3.0, 1e-300], [6.0, 2e-300]) == 1.0
+
+
+@given(nonzero_vectors(), nonzero_vectors())
+@PROPERTY_SETTINGS
+def test_symmetric_bit_for_bit_and_bounded(x, y):
+    size = min(x.size, y.size)
+    x, y = x[:size], y[:size]
+    assume(x.any() and y.any())
+    forward, backward = cosine(x, y), cosine(y, x)
+    assert forward == backward  # bit for bit, not approximately
+    assert -1.0 <= forward <= 1.0
+    result = block_cosines(
+        [x[:1], x[1:] if size > 1 else x[:1]], [y[:1], y[1:] if size > 1 else y[:1]]
+    )
+    assert -1.0 <= result.global_cosine <= 1.0
+    assert (np.nan_to_num(np.abs(result.local)) <= 1.0).all()
+
+
+# ---------------------------------------------------------------- fixed summation order
+
+
+def lane_order_sums(x, y):
+    """Reference in plain Python: entry i goes to lane i % 4, lanes add in index order."""
+    lanes = [[0.0] * 4 for _ in range(3)]
+    for i, (a, b) in enumerate(zip(map(float, x), map(float, y), strict=True)):
+        lanes[0][i % 4] += a * a
+        lanes[1][i % 4] += b * b
+        lanes[2][i % 4] += a * b
+    return tuple((lane[0] + lane[1]) + (lane[2] + lane[3]) for lane in lanes)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32])
+@pytest.mark.parametrize("size", [1, 3, 4, 7, 1000, 70_001])
+def test_sums_follow_the_documented_order_bit_for_bit(dtype, size):
+    # The order is fixed by the code, not by the CPU: the compiled kernel must agree
+    # with a plain-Python evaluation of the same order to the last bit, for every
+    # dtype path (direct, and cast in chunks).
+    rng = np.random.default_rng(size)
+    x = (rng.standard_normal(size) * 100).astype(dtype)
+    y = (rng.standard_normal(size) * 100).astype(dtype)
+    if size > 5000:
+        x, y = x[:5003], y[:5003]  # the Python reference is slow; chunk edges still covered
+        x = np.concatenate([x] * 14)[:size]
+        y = np.concatenate([y] * 14)[:size]
+    assert similarity._raw_sums(x, y) == lane_order_sums(x, y)
+
+
+def test_chunked_and_direct_paths_agree_bit_for_bit():
+    rng = np.random.default_rng(3)
+    ints = rng.integers(-1000, 1000, size=100_003)
+    floats = ints.astype(np.float64)
+    assert similarity._raw_sums(ints, ints[::-1]) == similarity._raw_sums(floats, floats[::-1])

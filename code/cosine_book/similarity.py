@@ -27,6 +27,7 @@ stay exact even when a norm itself is not representable.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,18 +40,23 @@ from cosine_book._validation import as_real_array, nonfinite_error
 
 __all__ = ["BlockCosines", "block_cosines", "blocks_with", "cosine", "cosine_bounds"]
 
-# Below _TINY or above _HUGE a float64 sum of squares may have lost digits to
-# underflow or be close to overflow; such blocks are rescaled first.
-_TINY = 1e-200
-_HUGE = 1e250
-# Narrow dtypes are cast to float64 in chunks of this many entries, so the
-# extra memory stays a fixed few hundred kilobytes whatever the block size.
+# A float64 block whose sum of squares lies outside [_TINY, _HUGE] may have lost
+# digits to underflow or be near overflow, and so may the product of two such sums:
+# such blocks are rescaled by a power of two first (exact).
+_TINY = 1e-150
+_HUGE = 1e150
+# Number of independent accumulators of the compiled kernel. Fixing it fixes the
+# order of every addition, so results do not depend on the CPU's vector width.
+_LANES = 4
+# Other dtypes are cast to float64 in chunks of this many entries (a multiple of
+# _LANES, so that chunking does not change the order of the additions), which keeps
+# the extra memory a fixed few hundred kilobytes whatever the block size.
 _CHUNK = 1 << 15
 
 
 @dataclass(frozen=True)
 class _BlockSums:
-    """Sums of one block pair, as ``scale_x * scale_y * xy`` etc."""
+    """Sums of one block pair, as ``scale_x * scale_y * xy`` etc. (scales are powers of two)."""
 
     scale_x: float
     scale_y: float
@@ -96,62 +102,111 @@ class BlockCosines:
 
     def bounds(self) -> tuple[float, float]:
         """The interval ``cosine_bounds`` gives for these blocks."""
-        return cosine_bounds(self.local, self.x_norms, self.y_norms)
+        return _bounds(self.local, self.x_norms, self.y_norms)
 
 
 def _as_block(value: ArrayLike, what: str) -> NDArray[Any]:
-    """Convert one block to a flat array of real numbers, with clear errors."""
-    array = as_real_array(value, what)
-    if array.size == 0:
-        raise ValueError(f"{what} is empty; expected at least one entry")
+    """One block as a flat array of real numbers (finiteness is checked lazily, by its sums)."""
+    array = as_real_array(value, what, finite=False)
+    if array.ndim == 0:
+        raise ValueError(
+            f"{what} is a single number; expected an array. To compare two whole "
+            "vectors use cosine(x, y); to compare blocks, pass a list of arrays"
+        )
     return array.reshape(-1)
 
 
-def _nonfinite_error(x: NDArray[Any], y: NDArray[Any], what: str) -> ValueError:
+def _nonfinite_error(x: NDArray[Any], y: NDArray[Any], what: str) -> ValueError | None:
     for vector, side in ((x, "x"), (y, "y")):
         error = nonfinite_error(vector, f"{what} of {side}")
         if error is not None:
             return error
-    return ValueError(f"{what} produced a non-finite sum")  # pragma: no cover
+    return None
 
 
-@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _sums_kernel(
-    x: NDArray[Any], y: NDArray[Any]
-) -> tuple[float, float, float]:  # pragma: no cover
-    """One pass over a block pair: sums of x*x, y*y and x*y, accumulated in float64."""
-    # Compiled so that all three sums cost one read of the data; "reassoc" lets
-    # LLVM vectorise the sums without assuming the absence of NaN or infinity.
-    xx = 0.0
-    yy = 0.0
-    xy = 0.0
-    for i in range(x.size):
+@numba.njit(cache=True, nogil=True)
+def _accumulate(
+    x: NDArray[Any], y: NDArray[Any], acc: NDArray[np.float64]
+) -> None:  # pragma: no cover (compiled)
+    """Add the sums of x*x, y*y and x*y of one stretch to ``acc`` (3 sums x _LANES lanes).
+
+    Entry ``i`` always goes to lane ``i % 4`` (for a stretch that starts at a
+    multiple of 4) and each lane adds in index order. No fast-math flags: the
+    compiler may put the four lanes in one vector register but may not reorder
+    any addition or fuse a multiply into an add, so the result is the same on
+    every CPU. Everything is accumulated in float64.
+    """
+    xx0, xx1, xx2, xx3 = acc[0, 0], acc[0, 1], acc[0, 2], acc[0, 3]
+    yy0, yy1, yy2, yy3 = acc[1, 0], acc[1, 1], acc[1, 2], acc[1, 3]
+    xy0, xy1, xy2, xy3 = acc[2, 0], acc[2, 1], acc[2, 2], acc[2, 3]
+    n = x.size
+    m = n - n % 4
+    for i in range(0, m, 4):
+        a0, a1 = np.float64(x[i]), np.float64(x[i + 1])
+        a2, a3 = np.float64(x[i + 2]), np.float64(x[i + 3])
+        b0, b1 = np.float64(y[i]), np.float64(y[i + 1])
+        b2, b3 = np.float64(y[i + 2]), np.float64(y[i + 3])
+        xx0 += a0 * a0
+        xx1 += a1 * a1
+        xx2 += a2 * a2
+        xx3 += a3 * a3
+        yy0 += b0 * b0
+        yy1 += b1 * b1
+        yy2 += b2 * b2
+        yy3 += b3 * b3
+        xy0 += a0 * b0
+        xy1 += a1 * b1
+        xy2 += a2 * b2
+        xy3 += a3 * b3
+    acc[0, 0], acc[0, 1], acc[0, 2], acc[0, 3] = xx0, xx1, xx2, xx3
+    acc[1, 0], acc[1, 1], acc[1, 2], acc[1, 3] = yy0, yy1, yy2, yy3
+    acc[2, 0], acc[2, 1], acc[2, 2], acc[2, 3] = xy0, xy1, xy2, xy3
+    for i in range(m, n):
         a = np.float64(x[i])
         b = np.float64(y[i])
-        xx += a * a
-        yy += b * b
-        xy += a * b
-    return xx, yy, xy
+        acc[0, i - m] += a * a
+        acc[1, i - m] += b * b
+        acc[2, i - m] += a * b
 
 
-def _sums_narrow(x: NDArray[Any], y: NDArray[Any]) -> tuple[float, float, float]:
-    """Sums for dtypes narrower than float64, whose squares cannot leave float64's range."""
-    if x.dtype == np.float32 and y.dtype == np.float32:
-        return _sums_kernel(x, y)
-    # float16, integers, booleans, mixtures: cast chunk by chunk into one small buffer.
-    buffer = np.empty((2, min(_CHUNK, x.size)), dtype=np.float64)
-    xx = yy = xy = 0.0
-    for start in range(0, x.size, _CHUNK):
-        stop = min(start + _CHUNK, x.size)
-        rows = buffer[:, : stop - start]
-        rows[0] = x[start:stop]
-        rows[1] = y[start:stop]
-        chunk = _sums_kernel(rows[0], rows[1])
-        xx, yy, xy = xx + chunk[0], yy + chunk[1], xy + chunk[2]
-    return xx, yy, xy
+def _lane_total(lanes: NDArray[np.float64]) -> float:
+    return float((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]))
 
 
-def _safe(sum_of_squares: float, vector: NDArray[np.float64]) -> bool:
+# Dtypes the compiled kernel reads directly; others are cast chunk by chunk.
+_DIRECT = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _raw_sums(x: NDArray[Any], y: NDArray[Any]) -> tuple[float, float, float]:
+    """Sums of x*x, y*y and x*y in float64, in a fixed order (see ``_accumulate``)."""
+    acc = np.zeros((3, _LANES))
+    # With NUMBA_DISABLE_JIT the kernel runs as Python on NumPy scalars, which warn
+    # on overflow; overflow is detected from the sums and handled by the caller.
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        if x.dtype in _DIRECT and y.dtype in _DIRECT:
+            _accumulate(x, y, acc)
+        else:
+            # float16, integers, booleans: cast chunk by chunk into one small buffer.
+            buffer = np.empty((2, min(_CHUNK, x.size)), dtype=np.float64)
+            for start in range(0, x.size, _CHUNK):
+                stop = min(start + _CHUNK, x.size)
+                rows = buffer[:, : stop - start]
+                rows[0] = x[start:stop]
+                rows[1] = y[start:stop]
+                _accumulate(rows[0], rows[1], acc)
+        return _lane_total(acc[0]), _lane_total(acc[1]), _lane_total(acc[2])
+
+
+def _power_of_two_scale(vector: NDArray[np.float64]) -> float:
+    """The power of two ``2**e`` with ``2**e <= max|vector| < 2**(e+1)`` (1.0 for zero)."""
+    largest = float(np.max(np.abs(vector)))
+    if largest == 0:
+        return 1.0
+    _, exponent = math.frexp(largest)  # largest = m * 2**exponent, 0.5 <= m < 1
+    return math.ldexp(1.0, exponent - 1)
+
+
+def _safe(sum_of_squares: float, vector: NDArray[Any]) -> bool:
     """Whether a float64 sum of squares kept full precision without rescaling."""
     if sum_of_squares == 0:
         return not vector.any()  # a true zero, not squares that all underflowed
@@ -160,34 +215,33 @@ def _safe(sum_of_squares: float, vector: NDArray[np.float64]) -> bool:
 
 def _block_sums(x: NDArray[Any], y: NDArray[Any], what: str) -> _BlockSums:
     """Scaled sums of squares and products of one block pair, exact in float64."""
+    xx, yy, xy = _raw_sums(x, y)
+    if not (math.isfinite(xx) and math.isfinite(yy)):
+        # NaN or infinity in the input shows up in the sums: name it. Otherwise the
+        # squares of finite float64 entries overflowed, and rescaling fixes that.
+        error = _nonfinite_error(x, y, what)
+        if error is not None:
+            raise error
     wide = any(a.dtype.kind == "f" and a.dtype.itemsize >= 8 for a in (x, y))
-    if not wide:
-        # float16/float32/integers: squares cannot overflow or underflow in float64.
-        xx, yy, xy = _sums_narrow(x, y)
-        if not (np.isfinite(xx) and np.isfinite(yy)):
-            raise _nonfinite_error(x, y, what)
+    if not wide or (_safe(xx, x) and _safe(yy, y)):
+        # float16/float32/integers: squares and their sums cannot leave [1e-90, 1e86].
         return _BlockSums(1.0, 1.0, xx, yy, xy)
-    x = x.astype(np.float64, copy=False)
-    y = y.astype(np.float64, copy=False)
-    xx, yy, xy = _sums_kernel(x, y)
-    if not (np.isfinite(xx) and np.isfinite(yy)) and not (
-        np.isfinite(x).all() and np.isfinite(y).all()
-    ):
-        raise _nonfinite_error(x, y, what)
-    if _safe(xx, x) and _safe(yy, y):
-        return _BlockSums(1.0, 1.0, xx, yy, xy)
-    # Rare path: divide by the largest entry so that every sum is of order 1..size.
-    scale_x = float(np.max(np.abs(x))) or 1.0
-    scale_y = float(np.max(np.abs(y))) or 1.0
-    x_scaled = x / scale_x
-    y_scaled = y / scale_y
-    return _BlockSums(
-        scale_x,
-        scale_y,
-        float(np.dot(x_scaled, x_scaled)),
-        float(np.dot(y_scaled, y_scaled)),
-        float(np.dot(x_scaled, y_scaled)),
-    )
+    # Rare path: divide by a power of two near the largest entry (exact), so that
+    # every sum is of order 1..size.
+    x64 = x.astype(np.float64, copy=False)
+    y64 = y.astype(np.float64, copy=False)
+    scale_x, scale_y = _power_of_two_scale(x64), _power_of_two_scale(y64)
+    xx, yy, xy = _raw_sums(x64 / scale_x, y64 / scale_y)
+    return _BlockSums(scale_x, scale_y, xx, yy, xy)
+
+
+def _cosine_of_sums(xy: float, xx: float, yy: float) -> float:
+    """``xy / sqrt(xx * yy)`` clipped to [-1, 1]; both sums in [1e-300, 1e300] / size.
+
+    One square root of the product (not a product of two roots) makes
+    ``cos(x, x) == 1`` and ``cos(x, 2 x) == 1`` exact: ``sqrt(fl(s * s)) == s``.
+    """
+    return min(1.0, max(-1.0, xy / math.sqrt(xx * yy)))
 
 
 def _pair_blocks(
@@ -215,8 +269,17 @@ def _pair_blocks(
         pairs = [(x_blocks[key], y_blocks[key]) for key in x_keys]  # type: ignore[index]
         names = tuple(str(key) for key in x_keys)
     else:
-        if isinstance(x_blocks, (str, bytes)) or isinstance(y_blocks, (str, bytes)):
-            raise ValueError("blocks must be arrays of numbers, not strings")
+        for blocks, side in ((x_blocks, "x_blocks"), (y_blocks, "y_blocks")):
+            if isinstance(blocks, (str, bytes)):
+                raise ValueError(f"{side} is a string; expected a sequence of arrays")
+            if hasattr(blocks, "__array__") or hasattr(blocks, "__array_namespace__"):
+                # Iterating an array would make every entry (or row) a block silently.
+                raise ValueError(
+                    f"{side} is a single array of shape {np.shape(blocks)}; expected a "
+                    "sequence of blocks (a list of arrays) or a mapping name -> array. "
+                    "For the cosine of two whole vectors use cosine(x, y); to use the "
+                    "rows of a matrix as blocks pass list(matrix)"
+                )
         x_list, y_list = list(x_blocks), list(y_blocks)
         if len(x_list) != len(y_list):
             raise ValueError(
@@ -231,8 +294,6 @@ def _pair_blocks(
 
 
 def _combine(names: tuple[str, ...], sums: list[_BlockSums]) -> BlockCosines:
-    scale_x = np.array([s.scale_x for s in sums])
-    scale_y = np.array([s.scale_y for s in sums])
     xx = np.array([s.xx for s in sums])
     yy = np.array([s.yy for s in sums])
     xy = np.array([s.xy for s in sums])
@@ -241,22 +302,24 @@ def _combine(names: tuple[str, ...], sums: list[_BlockSums]) -> BlockCosines:
     if not yy.any():
         raise ValueError("y is the zero vector; its cosine with anything is undefined")
     # Zero blocks carry no scale (their placeholder scale must not enter the ratios).
-    scale_x = np.where(xx > 0, scale_x, 0.0)
-    scale_y = np.where(yy > 0, scale_y, 0.0)
-    # Every norm relative to the largest scale: terms of order 1..size, no overflow.
-    top_x = scale_x[xx > 0].max()
-    top_y = scale_y[yy > 0].max()
-    rel_x = (scale_x / top_x) * np.sqrt(xx)  # ||x_i|| / top_x
-    rel_y = (scale_y / top_y) * np.sqrt(yy)
-    total_x = float(np.sqrt(np.sum(rel_x**2)))  # ||x|| / top_x
-    total_y = float(np.sqrt(np.sum(rel_y**2)))
-    weights = (rel_x / total_x) * (rel_y / total_y)
+    scale_x = np.where(xx > 0, [s.scale_x for s in sums], 0.0)
+    scale_y = np.where(yy > 0, [s.scale_y for s in sums], 0.0)
+    # Every block relative to the largest scale: powers of two, so exact; the
+    # whole-vector sums are then of order 1..size and cannot overflow.
+    with np.errstate(under="ignore"):
+        rel_x = scale_x / scale_x.max()
+        rel_y = scale_y / scale_y.max()
+        total_xx = math.fsum(rel_x * rel_x * xx)  # ||x||^2 / top_x^2, correctly rounded
+        total_yy = math.fsum(rel_y * rel_y * yy)
+        total_xy = math.fsum(rel_x * rel_y * xy)
     defined = (xx > 0) & (yy > 0)
     local = np.full(len(sums), np.nan)
-    # sqrt before multiplying: xx * yy alone can underflow (1e-199 * 1e-163).
-    local[defined] = np.clip(xy[defined] / (np.sqrt(xx[defined]) * np.sqrt(yy[defined])), -1.0, 1.0)
-    products = (scale_x / top_x) * (scale_y / top_y) * xy
-    global_cosine = float(np.clip(np.sum(products) / (total_x * total_y), -1.0, 1.0))
+    for i in np.flatnonzero(defined):
+        local[i] = _cosine_of_sums(xy[i], xx[i], yy[i])
+    # sqrt of each sum separately: a block may be tiny next to the whole.
+    x_shares = rel_x * np.sqrt(xx) / math.sqrt(total_xx)  # ||x_i|| / ||x||
+    y_shares = rel_y * np.sqrt(yy) / math.sqrt(total_yy)
+    weights = x_shares * y_shares
     with np.errstate(over="ignore"):
         x_norms = scale_x * np.sqrt(xx)
         y_norms = scale_y * np.sqrt(yy)
@@ -266,8 +329,8 @@ def _combine(names: tuple[str, ...], sums: list[_BlockSums]) -> BlockCosines:
         x_norms=x_norms,
         y_norms=y_norms,
         weights=weights,
-        profile_cosine=float(min(np.sum(weights), 1.0)),
-        global_cosine=global_cosine,
+        profile_cosine=min(math.fsum(weights), 1.0),
+        global_cosine=_cosine_of_sums(total_xy, total_xx, total_yy),
     )
 
 
@@ -373,12 +436,18 @@ def cosine(x: ArrayLike, y: ArrayLike) -> float:
     >>> cosine([1e-300, 0.0], [0.0, 2e-300])
     0.0
     """
-    x_shape, y_shape = np.shape(x), np.shape(y)
-    if x_shape != y_shape:
-        raise ValueError(f"x has shape {x_shape} but y has shape {y_shape}; expected equal shapes")
-    x_array = _as_block(x, "x")
-    y_array = _as_block(y, "y")
-    return _combine(("all",), [_block_sums(x_array, y_array, "input")]).global_cosine
+    x_array = as_real_array(x, "x", finite=False)
+    y_array = as_real_array(y, "y", finite=False)
+    if x_array.shape != y_array.shape:
+        raise ValueError(
+            f"x has shape {x_array.shape} but y has shape {y_array.shape}; expected equal shapes"
+        )
+    sums = _block_sums(x_array.reshape(-1), y_array.reshape(-1), "input")
+    if sums.xx == 0:
+        raise ValueError("x is the zero vector; its cosine with anything is undefined")
+    if sums.yy == 0:
+        raise ValueError("y is the zero vector; its cosine with anything is undefined")
+    return _cosine_of_sums(sums.xy, sums.xx, sums.yy)
 
 
 def cosine_bounds(local: ArrayLike, x_norms: ArrayLike, y_norms: ArrayLike) -> tuple[float, float]:
@@ -420,34 +489,40 @@ def cosine_bounds(local: ArrayLike, x_norms: ArrayLike, y_norms: ArrayLike) -> t
     >>> cosine_bounds([-0.5, -0.5], [1.0, 0.1], [0.1, 1.0])  # doctest: +ELLIPSIS
     (-0.0990099..., -0.0990099...)
     """
-    arrays = []
-    for value, name in ((local, "local"), (x_norms, "x_norms"), (y_norms, "y_norms")):
-        array = np.asarray(value, dtype=np.float64)
-        if array.ndim != 1 or array.size == 0:
-            raise ValueError(f"{name} must be a non-empty 1-D array; got shape {array.shape}")
-        arrays.append(array)
-    local_array, x_array, y_array = arrays
+    local_array = as_real_array(local, "local", ndim=1, finite=False).astype(np.float64)
+    x_array = as_real_array(x_norms, "x_norms", ndim=1).astype(np.float64)
+    y_array = as_real_array(y_norms, "y_norms", ndim=1).astype(np.float64)
     if not (local_array.size == x_array.size == y_array.size):
         raise ValueError(
             f"local, x_norms and y_norms must have the same length; got "
             f"{local_array.size}, {x_array.size} and {y_array.size}"
         )
     for array, name in ((x_array, "x_norms"), (y_array, "y_norms")):
-        if not np.isfinite(array).all() or (array < 0).any():
-            raise ValueError(f"{name} must be finite and nonnegative; got {array}")
+        if (array < 0).any():
+            raise ValueError(f"{name} must be nonnegative; got {array}")
         if not array.any():
             raise ValueError(f"{name} is all zeros; the cosine is undefined")
-    weighted = (x_array > 0) & (y_array > 0)
-    if np.isnan(local_array[weighted]).any():
-        raise ValueError("a local cosine is nan on a block whose norms are both nonzero")
-    defined = local_array[~np.isnan(local_array)]
-    if ((defined < -1) | (defined > 1)).any():
+    if np.isinf(local_array).any():
         raise ValueError(f"local cosines must lie in [-1, 1]; got {local_array}")
-    # rho via the scale-safe cosine of the two norm profiles.
-    rho = cosine(x_array, y_array)
+    return _bounds(local_array, x_array, y_array)
+
+
+def _bounds(
+    local: NDArray[np.float64], x_norms: NDArray[np.float64], y_norms: NDArray[np.float64]
+) -> tuple[float, float]:
+    """``cosine_bounds`` on arrays already checked (float64, 1-D, same length)."""
+    weighted = (x_norms > 0) & (y_norms > 0)
+    if np.isnan(local[weighted]).any():
+        raise ValueError("a local cosine is nan on a block whose norms are both nonzero")
+    defined = local[~np.isnan(local)]
+    if ((defined < -1) | (defined > 1)).any():
+        raise ValueError(f"local cosines must lie in [-1, 1]; got {local}")
     if not weighted.any():
         return 0.0, 0.0
-    return rho * float(local_array[weighted].min()), rho * float(local_array[weighted].max())
+    # rho via the scale-safe cosine of the two norm profiles.
+    sums = _block_sums(x_norms, y_norms, "norms")
+    rho = _cosine_of_sums(sums.xy, sums.xx, sums.yy)
+    return rho * float(local[weighted].min()), rho * float(local[weighted].max())
 
 
 def blocks_with(
@@ -484,19 +559,19 @@ def blocks_with(
     >>> result.local.round(12).tolist(), round(result.global_cosine, 4)
     ([0.9, 0.9], 0.018)
     """
-    local_array = np.asarray(local, dtype=np.float64).reshape(-1)
-    x_array = np.asarray(x_norms, dtype=np.float64).reshape(-1)
-    y_array = np.asarray(y_norms, dtype=np.float64).reshape(-1)
-    if not (local_array.size == x_array.size == y_array.size) or local_array.size == 0:
+    local_array = as_real_array(local, "local", ndim=1).astype(np.float64)
+    x_array = as_real_array(x_norms, "x_norms", ndim=1).astype(np.float64)
+    y_array = as_real_array(y_norms, "y_norms", ndim=1).astype(np.float64)
+    if not (local_array.size == x_array.size == y_array.size):
         raise ValueError(
-            "local, x_norms and y_norms must be non-empty and of the same length; got "
+            "local, x_norms and y_norms must have the same length; got "
             f"{local_array.size}, {x_array.size} and {y_array.size}"
         )
-    if not np.isfinite(local_array).all() or (np.abs(local_array) > 1).any():
+    if (np.abs(local_array) > 1).any():
         raise ValueError(f"local cosines must lie in [-1, 1]; got {local_array}")
     for array, name in ((x_array, "x_norms"), (y_array, "y_norms")):
-        if not np.isfinite(array).all() or (array < 0).any():
-            raise ValueError(f"{name} must be finite and nonnegative; got {array}")
+        if (array < 0).any():
+            raise ValueError(f"{name} must be nonnegative; got {array}")
     sines = np.sqrt(np.clip(1.0 - local_array**2, 0.0, 1.0))
     x_blocks = [np.array([norm, 0.0]) for norm in x_array]
     y_blocks = [
