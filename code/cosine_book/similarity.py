@@ -13,16 +13,24 @@ where ``rho`` is the cosine between the two vectors of block norms (the *norm
 profiles*). :func:`block_cosines` computes every term of this identity and
 :func:`cosine_bounds` the sharp interval ``[rho * min c_i, rho * max c_i]``.
 
-Numerical accuracy
-------------------
+Numerical accuracy and reproducibility
+--------------------------------------
 All sums are accumulated in float64, whatever the input dtype (float16,
-float32, float64, integers, booleans). Inputs narrower than float64 cannot
-overflow or underflow in float64, so they take a fast path. One compiled pass
-(Numba) reads each block once and forms all three sums of a block pair. For float64 blocks
-whose sums of squares would leave the safe range (entries near ``1e300`` or
-``1e-300``), the block is first divided by its largest absolute entry; each
-norm is carried as ``scale * sqrt(sum of squares)`` so that cosines and weights
-stay exact even when a norm itself is not representable.
+float32, float64, integers, booleans), by one compiled pass (Numba) that reads
+each block once and forms all three sums of a block pair. The order of every
+addition is fixed by the code: entry ``i`` goes to accumulator ``i % 4`` and the
+four accumulators are added as ``(a0 + a1) + (a2 + a3)``, with no fast-math
+reassociation and no fused multiply-add, so the results are the same to the last
+bit on every CPU (the tests check the kernel against a plain-Python evaluation of
+that order). For float64 blocks whose sums of squares would leave the safe range
+(entries near ``1e300`` or ``1e-300``), the block is first divided by a power of
+two near its largest entry, which is exact; each norm is carried as
+``scale * sqrt(sum of squares)`` so that cosines and weights stay exact even when
+a norm itself is not representable.
+
+Exact values that debugging code relies on: ``cosine(x, x) == 1.0``,
+``cosine(x, -x) == -1.0``, ``cosine(x, 2 * x) == 1.0`` (any power-of-two multiple),
+``cosine(x, y) == cosine(y, x)`` bit for bit, and ``-1 <= cosine(x, y) <= 1``.
 """
 
 from __future__ import annotations
