@@ -232,8 +232,9 @@ def as_float_scalar(
     positive: bool = False,
     nonnegative: bool = False,
     at_most: float | None = None,
+    interval: tuple[float, float] | None = None,
 ) -> float:
-    """A finite real number as a Python float, with optional sign and upper-bound checks.
+    """A finite real number as a Python float, with optional sign and range checks.
 
     Examples
     --------
@@ -247,6 +248,10 @@ def as_float_scalar(
     Traceback (most recent call last):
     ...
     ValueError: lam must be positive; got 0
+    >>> as_float_scalar(1.5, "rho", interval=(0, 1))
+    Traceback (most recent call last):
+    ...
+    ValueError: rho must lie in [0, 1]; got 1.5
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
@@ -262,6 +267,9 @@ def as_float_scalar(
         raise ValueError(f"{name} must be nonnegative; got {value!r}")
     if at_most is not None and number > at_most:
         raise ValueError(f"{name} must be at most {at_most}; got {value!r}")
+    if interval is not None and not interval[0] <= number <= interval[1]:
+        low, high = interval
+        raise ValueError(f"{name} must lie in [{low:g}, {high:g}]; got {value!r}")
     return number
 
 

@@ -11,6 +11,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from numpy.typing import ArrayLike
 
+from cosine_book._validation import as_real_array
+
 __all__ = ["PALETTE", "annotate_bounds", "plot_intervals", "use_book_style"]
 
 #: Colour-blind-safe palette (Okabe and Ito), in the order the book uses it.
@@ -133,8 +135,11 @@ def plot_intervals(
     (1, 2)
     >>> plt.close(fig)
     """
-    low, high, value = (np.asarray(a, dtype=np.float64) for a in (lower, upper, values))
-    if not (low.ndim == 1 and low.shape == high.shape == value.shape):
+    low, high, value = (
+        as_real_array(a, name, ndim=1).astype(np.float64)
+        for a, name in ((lower, "lower"), (upper, "upper"), (values, "values"))
+    )
+    if not (low.shape == high.shape == value.shape):
         raise ValueError(
             "lower, upper and values must be 1-D arrays of the same length; got shapes "
             f"{low.shape}, {high.shape} and {value.shape}"

@@ -15,6 +15,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from numpy.typing import NDArray
 
+from cosine_book._validation import as_float_scalar, as_int_scalar
 from cosine_book.plotting import PALETTE, annotate_bounds
 from cosine_book.similarity import BlockCosines, block_cosines, blocks_with
 
@@ -74,17 +75,16 @@ def profiles_with_cosine(
     >>> round(float(cos_profiles), 12)
     0.6
     """
-    if not 0.0 <= rho <= 1.0:
-        raise ValueError(f"rho must lie in [0, 1] (norm profiles are nonnegative); got {rho}")
-    if not 0.0 <= share <= 1.0:
-        raise ValueError(f"share must lie in [0, 1]; got {share}")
-    if n_blocks < 2:
-        raise ValueError(f"n_blocks must be at least 2; got {n_blocks}")
+    # rho lies in [0, 1]: norm profiles are nonnegative.
+    rho = as_float_scalar(rho, "rho", interval=(0, 1))
+    share = as_float_scalar(share, "share", interval=(0, 1))
+    n_blocks = as_int_scalar(n_blocks, "n_blocks", minimum=2)
+    eta = as_float_scalar(eta, "eta", nonnegative=True)
     extra = (n_blocks - 2) * eta**2
     cos_delta = rho * (1.0 + extra) - extra
-    if eta < 0 or cos_delta < 0:
+    if cos_delta < 0:
         raise ValueError(
-            f"eta must be nonnegative and small enough for rho={rho}; got {eta} "
+            f"eta must be small enough for rho={rho}; got {eta} "
             f"(need rho * (1 + m eta**2) >= m eta**2 with m = {n_blocks - 2})"
         )
     delta = float(np.arccos(min(cos_delta, 1.0)))
@@ -135,12 +135,9 @@ def random_block_pair(
     >>> len(xs) == len(ys), [x.shape == y.shape for x, y in zip(xs, ys)][0]
     (True, True)
     """
-    if max_blocks < 1 or max_size < 1:
-        raise ValueError(
-            f"max_blocks and max_size must be at least 1; got {max_blocks} and {max_size}"
-        )
-    if not 1 <= min_blocks <= max_blocks:
-        raise ValueError(f"min_blocks must lie in [1, max_blocks={max_blocks}]; got {min_blocks}")
+    max_blocks = as_int_scalar(max_blocks, "max_blocks", minimum=1)
+    max_size = as_int_scalar(max_size, "max_size", minimum=1)
+    min_blocks = as_int_scalar(min_blocks, "min_blocks", minimum=1, maximum=max_blocks)
     n_blocks = int(rng.integers(min_blocks, max_blocks + 1))
     x_blocks, y_blocks = [], []
     for _ in range(n_blocks):

@@ -17,6 +17,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from numpy.typing import NDArray
 
+from cosine_book._validation import as_int_scalar
 from cosine_book.optim import TrainingRun
 from cosine_book.plotting import PALETTE
 
@@ -90,8 +91,7 @@ def truncation_step_summary(run: TrainingRun, step: int) -> StepSummary:
     >>> bool(np.all(summary.local >= 0.9 - 1e-12))
     True
     """
-    if int(step) != step or not 0 <= step < run.steps:
-        raise ValueError(f"step must be an integer in [0, {run.steps}); got {step}")
+    step = as_int_scalar(step, "step", minimum=0, maximum=run.steps - 1)
     return StepSummary(
         names=run.names,
         local=run.local[step].copy(),
