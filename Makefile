@@ -11,21 +11,38 @@ LINTED := conftest.py code tests benchmarks chapters
 # Pinned browser assets so that math and widget snapshots render with no CDN.
 NPM_ASSETS := mathjax@3.2.2 @jupyter-widgets/html-manager@1.0.14 requirejs@2.3.7
 
-.PHONY: help install book test lint format lab execute bench clean
+# Nothing outside the checkout changes an output: every target, and every Jupyter kernel
+# it starts, keeps its caches and per-user configuration in the git-ignored .cache/
+# (conftest.py sets the same for a plain `pytest`). pip keeps the user's own cache.
+CACHE := $(CURDIR)/.cache
+PIP_ENV := $(if $(XDG_CACHE_HOME),XDG_CACHE_HOME=$(XDG_CACHE_HOME),env -u XDG_CACHE_HOME)
+export MPLCONFIGDIR := $(CACHE)/matplotlib
+export NUMBA_CACHE_DIR := $(CACHE)/numba
+export XDG_CACHE_HOME := $(CACHE)
+export IPYTHONDIR := $(CACHE)/ipython
+export JUPYTER_CONFIG_DIR := $(CACHE)/jupyter/config
+export JUPYTER_DATA_DIR := $(CACHE)/jupyter/data
+export JUPYTER_RUNTIME_DIR := $(CACHE)/jupyter/runtime
+export PYTHONHASHSEED := 0
+# A user's MPLBACKEND would stop the kernels from using the inline backend.
+unexport MPLBACKEND
+
+.PHONY: help install book test lint format lab execute bench fuzz clean
 
 help:
 	@echo "make book     build the HTML book into _build/html"
-	@echo "make test     run the whole suite (lint, unit/property tests, doctests, nbval, build)"
+	@echo "make test     run the whole suite (lint, unit/property tests, doctests, nbval, portability, build)"
 	@echo "make lab      open the notebooks in JupyterLab with working widgets"
 	@echo "make execute  re-execute every chapter notebook in place"
 	@echo "make bench    run the benchmarks under benchmarks/"
+	@echo "make fuzz     the unit and property tests with fresh random examples, many more of them"
 
 install: $(STAMP)
 
 $(STAMP): requirements.txt code/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(PIP_ENV) $(BIN)/python -m pip install --quiet --upgrade pip
+	$(PIP_ENV) $(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@
 
@@ -55,7 +72,9 @@ test: $(STAMP) $(OFFLINE_STAMP)
 	@echo "== lint"
 	$(MAKE) --no-print-directory lint
 	@echo "== pytest: unit, property and doctests, nbval on every chapter"
-	PYTHONHASHSEED=0 $(BIN)/python -m pytest
+	$(BIN)/python -m pytest
+	@echo "== portability: nbval and doctests again as on an older CPU with another BLAS core"
+	$(BIN)/python tests/portability.py
 	@echo "== book build (warnings are errors)"
 	$(MAKE) --no-print-directory book
 
@@ -63,11 +82,14 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab chapters/
 
 execute: $(STAMP)
-	PYTHONHASHSEED=0 $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=600 --ExecutePreprocessor.startup_timeout=120 $(CHAPTERS)
 
 bench: $(STAMP)
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest tests
+
 clean:
-	rm -rf _build $(OFFLINE) .pytest_cache .hypothesis
+	rm -rf _build $(OFFLINE) .pytest_cache .hypothesis .cache

@@ -7,7 +7,9 @@ is listed and executed, and that no stored output is an error or a stray warning
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import re
 from pathlib import Path
 
@@ -18,6 +20,27 @@ ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 NOTEBOOKS = sorted(CHAPTERS.glob("*.ipynb"))
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+# Run in a notebook kernel: where its caches and per-user configuration live.
+CACHE_PROBE = """
+import json, os, matplotlib, IPython, jupyter_core.paths
+dirs = {
+    "matplotlib cache": matplotlib.get_cachedir(),
+    "matplotlib config": matplotlib.get_configdir(),
+    "IPython dir": IPython.paths.get_ipython_dir(),
+    "Jupyter runtime": jupyter_core.paths.jupyter_runtime_dir(),
+    "Jupyter config": jupyter_core.paths.jupyter_config_dir(),
+    "Jupyter data": jupyter_core.paths.jupyter_data_dir(),
+    "XDG cache": os.environ.get("XDG_CACHE_HOME", "unset"),
+}
+try:
+    from numba.core import config
+except ImportError:
+    pass
+else:
+    dirs["Numba cache"] = config.CACHE_DIR
+print(json.dumps(dirs))
+"""
 
 
 def toc_files() -> list[str]:
@@ -106,3 +129,84 @@ def test_every_citation_key_exists():
     }
     assert cited, "the book cites nothing"
     assert cited <= keys, f"unknown citation keys: {sorted(cited - keys)}"
+
+
+def test_notebook_kernels_keep_their_caches_inside_the_checkout():
+    # Start a kernel as nbval does (the parent environment's Python, chapters/ as the
+    # working directory) and ask it where matplotlib, Numba, IPython and Jupyter keep
+    # caches: a user-level cache written by another environment once changed an output.
+    from nbval.kernel import CURRENT_ENV_KERNEL_NAME, start_new_kernel
+
+    manager, client = start_new_kernel(
+        startup_timeout=120, kernel_name=CURRENT_ENV_KERNEL_NAME, cwd=str(CHAPTERS)
+    )
+    printed = []
+
+    def collect(message):
+        if message["msg_type"] == "stream":
+            printed.append(message["content"]["text"])
+
+    try:
+        reply = client.execute_interactive(CACHE_PROBE, timeout=120, output_hook=collect)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    dirs = json.loads("".join(printed))
+    assert "Numba cache" in dirs or importlib.util.find_spec("numba") is None
+    outside = {
+        name: path for name, path in dirs.items() if not Path(path).resolve().is_relative_to(ROOT)
+    }
+    assert not outside, f"caches outside the checkout: {outside}"
+
+
+def load_portability():
+    spec = importlib.util.spec_from_file_location("portability", ROOT / "tests" / "portability.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_portability_disables_exactly_the_dispatch_targets_this_cpu_has():
+    from numpy._core import _multiarray_umath as umath
+
+    portability = load_portability()
+    dispatch = list(umath.__cpu_dispatch__)
+    features = dict(umath.__cpu_features__)
+    named = portability.dispatch_targets_to_disable(dispatch, features)
+    # Never a target the CPU lacks (NumPy may refuse it), every one it has, NumPy's order.
+    assert named == [target for target in dispatch if features[target]]
+    assert all(features[target] for target in named)
+    # The logic on made-up CPUs: a baseline-only CPU disables nothing; an AVX-512 one
+    # disables every target it has and nothing unknown.
+    table = ["X86_V3", "X86_V4", "AVX512_ICL", "AVX512_SPR"]
+    assert portability.dispatch_targets_to_disable(table, {"X86_V2": True}) == []
+    avx512 = {"X86_V3": True, "X86_V4": True, "AVX512_ICL": True, "AVX512_SPR": False}
+    assert portability.dispatch_targets_to_disable(table, avx512) == table[:3]
+
+
+def test_portability_env_changes_cpu_blas_core_and_numba_target():
+    portability = load_portability()
+    host = {
+        "dispatch": ["X86_V3", "X86_V4", "AVX512_ICL", "AVX512_SPR"],
+        "features": {"X86_V3": True, "X86_V4": False, "AVX": True, "SSE42": True},
+        "blas_cores": ["Haswell"],
+        "numba_cpu": "host",
+    }
+    base = {"NUMBA_CACHE_DIR": str(ROOT / ".cache" / "numba"), "HOME": os.environ["HOME"]}
+    env, notes = portability.portability_env(base, host)
+    assert env["NPY_DISABLE_CPU_FEATURES"] == "X86_V3"
+    assert env["OPENBLAS_CORETYPE"] == "Sandybridge"
+    assert env["NUMBA_CPU_NAME"] == "generic"
+    assert env["NUMBA_CACHE_DIR"] != base["NUMBA_CACHE_DIR"]
+    assert Path(env["NUMBA_CACHE_DIR"]).is_relative_to(ROOT)
+    assert len(notes) == 3
+    # A CPU that already runs Sandybridge kernels falls back to Nehalem; no AVX, no
+    # Sandybridge; no OpenBLAS, no core.
+    assert portability.older_blas_core("SandyBridge", host["features"]) == "Nehalem"
+    assert portability.older_blas_core("Nehalem", {"SSE42": True}) is None
+    assert portability.older_blas_core("Core2", {"SSE42": True}) == "Nehalem"
+    assert portability.older_blas_core(None, host["features"]) is None
+    seen = {**host, "features": {"X86_V3": False}, "blas_cores": ["Sandybridge"]}
+    assert portability.check_applied(env, {**seen, "numba_cpu": "generic"}) == []
+    assert portability.check_applied(env, host)

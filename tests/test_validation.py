@@ -95,6 +95,8 @@ GOOD_INPUTS = [
     (lambda: as_int_scalar(np.int8(3), "k"), 3),
     (lambda: as_labels([2, 1, 2], "g", 3)[0], (1, 2)),
     (lambda: as_labels(["1", "10", "1"], "g", 3)[1].tolist(), [0, 1, 0]),
+    (lambda: as_labels(["a", "a\x00"], "g", 2)[0], ("a", "a\x00")),  # NumPy strings drop NULs
+    (lambda: as_labels([np.int64(2), np.int64(1)], "g", 2)[0], (1, 2)),
     (lambda: nonfinite_error(np.array([1, 2]), "x"), None),
 ]
 

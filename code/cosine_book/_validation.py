@@ -368,13 +368,17 @@ def as_labels(
         raise ValueError(
             f"{name} mixes labels of different kinds ({shown}); expected labels of one kind"
         )
-    labels = np.asarray(items)
-    if labels.ndim != 1:
-        raise ValueError(
-            f"{name} must be 1-D (one label per observation); got shape {labels.shape}"
-        )
-    distinct, index = np.unique(labels, return_inverse=True)
-    return tuple(label.item() for label in distinct), index.reshape(-1).astype(np.intp)
+    # Sorted in Python, not through a NumPy string array, which would drop trailing
+    # NUL characters and merge "a" with "a\x00".
+    distinct = sorted({_native(label) for label in items})
+    position = {label: i for i, label in enumerate(distinct)}
+    index = np.fromiter((position[_native(label)] for label in items), np.intp, len(items))
+    return tuple(distinct), index
+
+
+def _native(label: Any) -> Any:
+    """A NumPy scalar label as the equal Python object (``np.str_("a")`` -> ``"a"``)."""
+    return label.item() if isinstance(label, np.generic) else label
 
 
 # Labels are mapped through a presence table in chunks of this many entries.
@@ -432,8 +436,9 @@ def as_labels_lean(
     index = np.empty(size, dtype=np.intp)
     present = np.zeros(span, dtype=bool)
     for start in range(0, size, _LABEL_CHUNK):
-        part = index[start : start + _LABEL_CHUNK]
-        np.subtract(work[start : start + _LABEL_CHUNK], base, out=part, dtype=loop, casting="unsafe")
+        stop = start + _LABEL_CHUNK
+        part = index[start:stop]
+        np.subtract(work[start:stop], base, out=part, dtype=loop, casting="unsafe")
         present[part] = True
     lookup = np.cumsum(present, dtype=np.intp) - 1
     for start in range(0, size, _LABEL_CHUNK):
