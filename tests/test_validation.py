@@ -116,3 +116,21 @@ def test_labels_of_one_kind_are_kept_distinct(labels):
     distinct, index = as_labels(labels, "groups", len(labels))
     assert len(distinct) == len(set(labels))
     assert [distinct[i] for i in index] == labels
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        np.array([7, -3, 7, 0], dtype=np.int8),
+        np.array([True, False, True]),
+        np.array([2**64 - 1, 2**64 - 3, 2**64 - 1], dtype=np.uint64),
+        np.array([-(2**63), 2**63 - 1, 0]),  # too wide for the table: sorted instead
+        np.random.default_rng(0).integers(-50, 50, size=200_000),  # several chunks
+    ],
+)
+def test_integer_labels_match_sorting(labels):
+    distinct, index = as_labels(labels, "g", labels.size)
+    expected, expected_index = np.unique(labels, return_inverse=True)
+    assert distinct == tuple(expected.tolist())
+    assert all(type(label) is type(expected.tolist()[0]) for label in distinct)
+    np.testing.assert_array_equal(index, expected_index)

@@ -336,6 +336,10 @@ def as_labels(
                 f"{name} has a missing label (NaN at index {position}); "
                 "expected a label for every observation"
             )
+        if value.dtype.kind in "biu":
+            by_table = _labels_by_table(value)
+            if by_table is not None:
+                return by_table
         distinct, index = np.unique(value, return_inverse=True)
         return tuple(label.item() for label in distinct), index.reshape(-1).astype(np.intp)
     items = list(value.tolist() if isinstance(value, np.ndarray) else value)
@@ -387,47 +391,22 @@ _LABEL_CHUNK = 1 << 16
 _LABEL_TABLE_MAX = 1 << 23
 
 
-def as_labels_lean(
-    value: ArrayLike, name: str, size: int
-) -> tuple[tuple[Hashable, ...], NDArray[np.intp]]:
-    """:func:`as_labels` without sorting, for integer and boolean arrays of a modest range.
+def _labels_by_table(value: NDArray[Any]) -> tuple[tuple[Hashable, ...], NDArray[np.intp]] | None:
+    """Labels of a 1-D integer or boolean array through a presence table, or None.
 
-    Same result and same messages as :func:`as_labels`. For a 1-D NumPy array
-    of integers or booleans whose labels span a range no wider than about four
-    times the number of observations, each label is mapped through a presence
-    table in fixed-size chunks: the extra memory is the returned index, where
-    :func:`numpy.unique` needs several sorted copies of the whole array (five
-    times the index, measured at 1e8 labels). Anything else goes to
-    :func:`as_labels`.
-
-    Examples
-    --------
-    >>> as_labels_lean(np.array([7, -3, 7]), "groups", 3)
-    ((-3, 7), array([1, 0, 1]))
-    >>> labels = np.random.default_rng(0).integers(-5, 5, 1000)
-    >>> lean, reference = as_labels_lean(labels, "g", 1000), as_labels(labels, "g", 1000)
-    >>> lean[0] == reference[0] and bool((lean[1] == reference[1]).all())
-    True
-    >>> as_labels_lean([1, "1"], "groups", 2)
-    Traceback (most recent call last):
-    ...
-    ValueError: groups mixes labels of different kinds (int and str); expected labels of one kind
+    Same result as sorting, without :func:`numpy.unique`'s several sorted copies of
+    the whole array (five times the index, measured at 1e8 labels): for labels
+    that span a range no wider than about four times their number, each label is
+    mapped through a presence table in fixed-size chunks, so the extra memory is
+    the returned index. None for a wider range (the caller sorts instead).
     """
-    _refuse_containers(value, name)
-    if not (
-        isinstance(value, np.ndarray)
-        and value.dtype.kind in "biu"
-        and value.ndim == 1
-        and value.size == size
-        and size > 0
-    ):
-        return as_labels(value, name, size)
+    size = value.size
     is_bool = value.dtype.kind == "b"
     work = value.view(np.uint8) if is_bool else value
     low, high = int(work.min()), int(work.max())
     span = high - low + 1
     if span > min(_LABEL_TABLE_MAX, 4 * size + _LABEL_CHUNK):
-        return as_labels(value, name, size)
+        return None
     # Offsets from the smallest label, exact: 64-bit unsigned arithmetic for uint64
     # (every value is >= low), signed 64-bit for everything else.
     wide_unsigned = work.dtype.kind == "u" and work.dtype.itemsize == 8

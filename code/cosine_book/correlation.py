@@ -23,18 +23,37 @@ deviations. :func:`grouped_correlation` computes every term from raw data,
 :func:`pooled_correlation` the pooled ``r`` from group summaries alone, and
 :func:`sample_with_moments` draws points whose sample moments are exactly the
 ones asked for (so a figure shows precisely the numbers of the formula).
+
+Numerical accuracy
+------------------
+Data are centred *before* anything else, exactly: the mean is computed in
+float64 and corrected once by the mean of the residuals, so a large common
+offset (``1e12 + x``) costs no digits of the deviations. Integers beyond
+``2**53`` are first reduced by their minimum in integer arithmetic, so they are
+never rounded before centring. Data beyond ``2**500`` or below ``2**-500`` in
+magnitude are first scaled by a power of two (which is exact). Sums run in a
+fixed order (pairwise NumPy sums, or sequential per-group sums over fixed-size
+chunks), never through BLAS, so results are the same bit for bit on every
+machine. The extra memory is about one float64 copy of ``x`` and ``y``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from dataclasses import dataclass
-from typing import Any
+import math
+from collections.abc import Hashable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cosine_book._validation import as_real_array, nonfinite_error
+from cosine_book._validation import (
+    as_float_scalar,
+    as_int_scalar,
+    as_labels,
+    as_real_array,
+    nonfinite_error,
+)
 from cosine_book.similarity import BlockCosines, block_cosines, cosine
 
 __all__ = [
@@ -48,21 +67,21 @@ __all__ = [
     "zero_crossing_gap",
 ]
 
-
-def _as_sample(value: ArrayLike, name: str) -> NDArray[np.float64]:
-    """A 1-D float64 sample with clear errors for the usual mistakes."""
-    array = as_real_array(value, name)
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (one value per observation); got shape {array.shape}")
-    array = array.astype(np.float64)
-    error = nonfinite_error(array, name)
-    if error is not None:
-        raise error
-    return array
+# Data whose largest magnitude lies outside 2**-500 .. 2**500 is scaled by a power
+# of two first (exact), so that no sum overflows and no deviation becomes subnormal.
+_SAFE_EXPONENT = 500
+# Per-group sums run over the data in chunks of this many entries: a fixed order,
+# so the same last bits on every machine, and small temporary arrays.
+_CHUNK = 1 << 16
 
 
-def _check_pair(x: ArrayLike, y: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    x_array, y_array = _as_sample(x, "x"), _as_sample(y, "y")
+# --- validated inputs --------------------------------------------------------
+
+
+def _paired_samples(x: ArrayLike, y: ArrayLike) -> tuple[NDArray[Any], NDArray[Any]]:
+    """Two 1-D real samples of equal length >= 2 (dtypes kept, so integers stay exact)."""
+    x_array = as_real_array(x, "x", ndim=1)
+    y_array = as_real_array(y, "y", ndim=1)
     if x_array.size != y_array.size:
         raise ValueError(
             f"x has {x_array.size} observations but y has {y_array.size}; "
@@ -73,18 +92,139 @@ def _check_pair(x: ArrayLike, y: ArrayLike) -> tuple[NDArray[np.float64], NDArra
     return x_array, y_array
 
 
-def _centred(values: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Deviations from the mean, scaled by the largest entry so no sum overflows."""
-    # Correlation ignores positive scaling, so dividing by max|x| first keeps
-    # entries near 1e300 (or 1e-300) exact; the second pass removes the
-    # rounding left in the first mean.
-    scaled = values / np.max(np.abs(values))
-    deviations = scaled - scaled.mean()
-    return deviations - deviations.mean()
+def _grouped_samples(
+    x: ArrayLike, y: ArrayLike, groups: ArrayLike
+) -> tuple[NDArray[Any], NDArray[Any], tuple[Hashable, ...], NDArray[np.intp], NDArray[np.intp]]:
+    """Paired samples, the group labels, each observation's group index and the counts."""
+    x_array, y_array = _paired_samples(x, y)
+    labels, index = as_labels(groups, "groups", x_array.size)
+    counts = np.bincount(index, minlength=len(labels))
+    return x_array, y_array, labels, index, counts
 
 
-def _is_constant(values: NDArray[np.float64]) -> bool:
-    return bool(np.all(values == values[0]))
+def _summary(value: ArrayLike, name: str, size: int | None, *, finite: bool = True) -> NDArray[Any]:
+    """One per-group summary array: 1-D, real, non-empty, of the given length."""
+    array = as_real_array(value, name, ndim=1, finite=finite)
+    if size is not None and array.size != size:
+        raise ValueError(f"{name} has {array.size} entries; expected {size} (one per group)")
+    return array
+
+
+def _nonnegative(array: NDArray[Any], name: str) -> None:
+    if (array < 0).any():
+        raise ValueError(f"{name} must be nonnegative; got {array}")
+
+
+def _correlations(
+    array: NDArray[Any], name: str, x_sds: NDArray[Any], y_sds: NDArray[Any]
+) -> NDArray[np.bool_]:
+    """Check correlations in [-1, 1], NaN only where a spread is zero; return where NaN."""
+    undefined = np.isnan(array)
+    error = nonfinite_error(np.where(undefined, 0.0, array), name)
+    if error is not None:
+        raise error
+    if (undefined & (x_sds > 0) & (y_sds > 0)).any():
+        raise ValueError(f"{name} is nan for a group whose spreads are both nonzero")
+    defined = array[~undefined]
+    if ((defined < -1) | (defined > 1)).any():
+        raise ValueError(f"{name} correlations must lie in [-1, 1]; got {array}")
+    return undefined
+
+
+# --- exact centring ------------------------------------------------------------
+
+
+class _Centred(NamedTuple):
+    """Exactly centred data: ``data = reference + (mean + values * 2**shift) * 2**exponent``.
+
+    ``base(data)`` is the data as ``(data - reference) * 2**-exponent`` in float64,
+    the exact transform applied before centring (see :func:`_centre`).
+    """
+
+    values: NDArray[np.float64]  # the deviations from the mean
+    exponent: int  # a power of two that keeps sums of the data finite (usually 0)
+    shift: int  # a further power of two applied to the deviations only
+    mean: float  # the mean of the base, that is less the reference, in units of 2**exponent
+    reference: int | None  # an integer subtracted first (integers beyond 2**53)
+
+    @property
+    def unit(self) -> int:
+        """Deviations are in units of ``2**unit`` of the data."""
+        return self.exponent + self.shift
+
+    def base(self, data: NDArray[Any]) -> NDArray[np.float64]:
+        """The exact float64 form of (part of) the data that the centring started from."""
+        out = np.empty(data.shape, dtype=np.float64)
+        _to_base(data, self.reference, self.exponent, out)
+        return out
+
+    def in_data_units(self, base_values: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Values given in the units of ``base`` (e.g. group means) in data units."""
+        with np.errstate(over="ignore"):  # inf where beyond the float range
+            return (self.reference or 0) + np.ldexp(base_values, self.exponent)
+
+
+def _to_base(
+    data: NDArray[Any], reference: int | None, exponent: int, out: NDArray[np.float64]
+) -> None:
+    """``out = (data - reference) * 2**-exponent`` in float64; every step but the cast is exact."""
+    if reference is not None:
+        # Not every integer beyond 2**53 is a float: subtract the minimum first, in
+        # 64-bit unsigned arithmetic, which wraps exactly as 0 <= v - min < 2**64.
+        unsigned = data.view(data.dtype.str.replace("i", "u"))
+        base = np.uint64(reference % 2**64)
+        np.subtract(unsigned, base, out=out, dtype=np.uint64, casting="unsafe")
+    elif exponent:
+        np.ldexp(data, -exponent, out=out, casting="same_kind")  # a power of two: exact
+    else:
+        out[...] = data  # booleans, integers up to 2**53 and floats: exact
+
+
+def _centre(values: NDArray[Any], name: str) -> _Centred:
+    """Centre a validated 1-D sample exactly; refuse a constant one.
+
+    The extra memory is the returned float64 vector: every step writes into it.
+    """
+    low, high = values.min(), values.max()
+    if low == high:
+        raise ValueError(
+            f"{name} is constant (every value is {low.item()!r}); "
+            "its correlation with anything is undefined"
+        )
+    reference, exponent = None, 0
+    kind = values.dtype.kind
+    if kind in "iu" and max(-int(low), int(high)) > 2**53:
+        reference = int(low)
+    elif kind == "f":
+        # Entries beyond 2**500 (near 1e300) or below 2**-500: scaled by a power of two.
+        top_exponent = int(np.frexp(max(-low, high))[1])
+        if abs(top_exponent) > _SAFE_EXPONENT:
+            exponent = top_exponent
+    centred = np.empty(values.shape, dtype=np.float64)
+    _to_base(values, reference, exponent, centred)
+    first = np.mean(centred)
+    centred -= first  # exact for entries within a factor 2 of the mean (Sterbenz)
+    correction = np.mean(centred)  # the rounding of the first mean
+    centred -= correction
+    return _Centred(centred, exponent, 0, float(first + correction), reference)
+
+
+def _unit_scaled(centred: _Centred) -> _Centred:
+    """The same deviations times a power of two, so that the largest lies in [0.5, 1)."""
+    values = centred.values
+    shift = int(np.frexp(max(float(values.max()), -float(values.min())))[1])
+    np.ldexp(values, -shift, out=values)
+    return centred._replace(shift=centred.shift + shift)
+
+
+def _pearson_core(
+    x: NDArray[Any], y: NDArray[Any], x_centred: NDArray[np.float64], y_centred: NDArray[np.float64]
+) -> float:
+    """Pearson's r of validated, non-constant samples from their centred vectors."""
+    if x.size == 2:
+        # Two distinct points always lie on a line: r is exactly +1 or -1.
+        return 1.0 if (x[1] > x[0]) == (y[1] > y[0]) else -1.0
+    return cosine(x_centred, y_centred)
 
 
 def pearson(x: ArrayLike, y: ArrayLike) -> float:
@@ -93,7 +233,10 @@ def pearson(x: ArrayLike, y: ArrayLike) -> float:
     ``r = cos(x - mean(x), y - mean(y))``, using
     :func:`cosine_book.similarity.cosine`, so it equals
     ``numpy.corrcoef(x, y)[0, 1]`` and ``scipy.stats.pearsonr(x, y)`` to
-    rounding, and stays exact for entries as large as ``1e300``.
+    rounding. The data are centred exactly before anything else, so a large
+    common offset (``1e12 + x``) loses no digits, integers beyond ``2**53``
+    are handled exactly, and entries as large as ``1e300`` or as small as
+    ``1e-300`` give the same ``r``. Two points give exactly ``+1`` or ``-1``.
 
     Parameters
     ----------
@@ -109,8 +252,10 @@ def pearson(x: ArrayLike, y: ArrayLike) -> float:
     ------
     ValueError
         If the lengths differ, fewer than two observations are given, an input
-        is not 1-D, contains NaN or infinity, or is constant (a constant sample
-        has no direction after centring, so its correlation is undefined).
+        is not a 1-D array of real numbers (masked, sparse, complex, strings,
+        objects or ragged), contains NaN or infinity, or is constant (a
+        constant sample has no direction after centring, so its correlation is
+        undefined).
 
     Examples
     --------
@@ -118,19 +263,23 @@ def pearson(x: ArrayLike, y: ArrayLike) -> float:
     0.9648
     >>> pearson([1e300, 2e300, 3e300], [3.0, 2.0, 1.0])
     -1.0
+    >>> pearson([2**60, 2**60 + 1, 2**60 + 2], [1, 2, 3])
+    1.0
     >>> pearson([5, 5, 5], [1, 2, 3])
     Traceback (most recent call last):
     ...
-    ValueError: x is constant (every value is 5.0); its correlation with anything is undefined
+    ValueError: x is constant (every value is 5); its correlation with anything is undefined
     """
-    x_array, y_array = _check_pair(x, y)
-    for values, name in ((x_array, "x"), (y_array, "y")):
-        if _is_constant(values):
-            raise ValueError(
-                f"{name} is constant (every value is {values[0]}); "
-                "its correlation with anything is undefined"
-            )
-    return cosine(_centred(x_array), _centred(y_array))
+    x_array, y_array = _paired_samples(x, y)
+    # Unit-scaled (exactly, by powers of two), so that cosine never needs a scaled copy.
+    x_centred = _unit_scaled(_centre(x_array, "x"))
+    y_centred = _unit_scaled(_centre(y_array, "y"))
+    return _pearson_core(x_array, y_array, x_centred.values, y_centred.values)
+
+
+def _exponent(value: float) -> int:
+    """``e`` with ``value = f * 2**e``, ``0.5 <= |f| < 1`` (0 for 0)."""
+    return math.frexp(value)[1]
 
 
 def cosine_from_moments(
@@ -148,6 +297,8 @@ def cosine_from_moments(
 
     with population (``ddof=0``) standard deviations. Large means relative to
     the spreads push the cosine towards ``sign(xbar * ybar)`` whatever ``r`` is.
+    Each side is scaled by a power of two first, so moments near ``1e300`` or
+    ``1e-300`` give the same cosine.
 
     Parameters
     ----------
@@ -165,8 +316,9 @@ def cosine_from_moments(
     Raises
     ------
     ValueError
-        If a spread is negative, ``correlation`` lies outside ``[-1, 1]``, or a
-        vector would be zero (mean and spread both zero).
+        If an argument is not a finite real number, a spread is negative,
+        ``correlation`` lies outside ``[-1, 1]``, or a vector would be zero
+        (mean and spread both zero).
 
     Examples
     --------
@@ -175,15 +327,24 @@ def cosine_from_moments(
     >>> round(cosine_from_moments(3.0, 3.0, 1.0, 1.0, 0.0), 4)
     0.9
     """
-    if x_sd < 0 or y_sd < 0:
-        raise ValueError(f"x_sd and y_sd must be nonnegative; got {x_sd} and {y_sd}")
-    if not -1.0 <= correlation <= 1.0:
-        raise ValueError(f"correlation must lie in [-1, 1]; got {correlation}")
-    x_square, y_square = x_mean**2 + x_sd**2, y_mean**2 + y_sd**2
-    if x_square == 0 or y_square == 0:
+    x_mean = as_float_scalar(x_mean, "x_mean")
+    y_mean = as_float_scalar(y_mean, "y_mean")
+    x_sd = as_float_scalar(x_sd, "x_sd", nonnegative=True)
+    y_sd = as_float_scalar(y_sd, "y_sd", nonnegative=True)
+    correlation = as_float_scalar(correlation, "correlation", interval=(-1.0, 1.0))
+    x_top, y_top = max(abs(x_mean), x_sd), max(abs(y_mean), y_sd)
+    if x_top == 0 or y_top == 0:
         raise ValueError("a vector with zero mean and zero spread is zero; its cosine is undefined")
-    value = (x_mean * y_mean + correlation * x_sd * y_sd) / np.sqrt(x_square * y_square)
-    return float(np.clip(value, -1.0, 1.0))
+    # cos is unchanged when one side's mean and spread are scaled together.
+    x_shift, y_shift = _exponent(x_top), _exponent(y_top)
+    x_mean, x_sd = math.ldexp(x_mean, -x_shift), math.ldexp(x_sd, -x_shift)
+    y_mean, y_sd = math.ldexp(y_mean, -y_shift), math.ldexp(y_sd, -y_shift)
+    numerator = x_mean * y_mean + correlation * x_sd * y_sd
+    value = numerator / math.sqrt((x_mean**2 + x_sd**2) * (y_mean**2 + y_sd**2))
+    return min(1.0, max(-1.0, value))
+
+
+# --- grouped data --------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -191,11 +352,12 @@ class GroupedCorrelation:
     """Within-group, between-group and pooled correlation of grouped data.
 
     All moments are population moments (divide by ``n_g``, ``ddof=0``); the
-    correlations do not depend on that choice. Everything is computed in units
-    of the largest entry of ``x`` and of ``y``, so correlations, factors and
-    weights stay exact for entries near ``1e300`` or ``1e-300``; only a moment
-    reported in data units that lies beyond the float range shows as ``inf``
-    (or ``0``).
+    correlations do not depend on that choice. The data are centred exactly
+    first and everything is computed in units of the largest deviation (each
+    group's within-group sums in units of its own largest deviation), so
+    correlations, factors and weights stay exact for a large common offset and
+    for entries near ``1e300`` or ``1e-300``; only a moment reported in data
+    units that lies beyond the float range shows as ``inf`` (or ``0``).
 
     Attributes
     ----------
@@ -211,7 +373,8 @@ class GroupedCorrelation:
         Group standard deviations (``ddof=0``).
     within : ndarray of shape (n_groups,)
         Within-group correlations ``r_g``; ``nan`` for a group in which ``x`` or
-        ``y`` is constant (its covariance is zero, so the decomposition still holds).
+        ``y`` is constant (its covariance is zero, so the decomposition still
+        holds). A group of two observations has ``r_g`` exactly ``+1`` or ``-1``.
     pooled : float
         Pearson's ``r`` of all the data together.
     within_covariance, between_covariance, total_covariance : float
@@ -247,6 +410,9 @@ class GroupedCorrelation:
     between: float
     within_factor: float
     between_factor: float
+    # eta^2 of x and y as computed from the exactly centred data (the means above
+    # are rounded in data units, which loses the gaps under a large offset).
+    _between_shares: tuple[float, float] | None = field(default=None, repr=False, compare=False)
 
     def between_shares(self) -> tuple[float, float]:
         """Between-group shares of the pooled variances of ``x`` and ``y`` (``eta^2``).
@@ -256,9 +422,13 @@ class GroupedCorrelation:
         ``within_factor = sqrt((1 - eta_x^2)(1 - eta_y^2))`` and
         ``between_factor = sqrt(eta_x^2 eta_y^2)``.
         """
+        if self._between_shares is not None:
+            return self._between_shares
+        x_gaps, x_sds = _centred_summaries(self.shares, self.x_means, self.x_sds)
+        y_gaps, y_sds = _centred_summaries(self.shares, self.y_means, self.y_sds)
         return (
-            _between_share(self.shares, self.x_means - self.shares @ self.x_means, self.x_sds),
-            _between_share(self.shares, self.y_means - self.shares @ self.y_means, self.y_sds),
+            _between_share(self.shares, x_gaps, x_sds),
+            _between_share(self.shares, y_gaps, y_sds),
         )
 
     def within_weights(self) -> NDArray[np.float64]:
@@ -272,26 +442,76 @@ class GroupedCorrelation:
         # Relative spreads: the weights do not depend on units, and squares cannot overflow.
         x_sds = self.x_sds / np.max(self.x_sds)
         y_sds = self.y_sds / np.max(self.y_sds)
-        x_within = self.shares @ x_sds**2
-        y_within = self.shares @ y_sds**2
+        x_within = np.sum(self.shares * x_sds**2)
+        y_within = np.sum(self.shares * y_sds**2)
         return self.shares * x_sds * y_sds / np.sqrt(x_within * y_within)
 
 
-def _group_index(groups: ArrayLike, n: int) -> tuple[tuple[Hashable, ...], NDArray[np.intp]]:
-    labels_array = np.asarray(groups)
-    if labels_array.ndim != 1:
-        raise ValueError(
-            f"groups must be 1-D (one label per observation); got shape {labels_array.shape}"
-        )
-    if labels_array.size != n:
-        raise ValueError(
-            f"groups has {labels_array.size} labels but x and y have {n} observations; "
-            "expected one label per observation"
-        )
-    if labels_array.dtype.kind == "f" and np.isnan(labels_array).any():
-        raise ValueError("groups contains NaN; expected a label for every observation")
-    labels, index = np.unique(labels_array, return_inverse=True)
-    return tuple(label.item() if hasattr(label, "item") else label for label in labels), index
+def _chunks(size: int) -> Iterator[slice]:
+    for start in range(0, size, _CHUNK):
+        yield slice(start, min(start + _CHUNK, size))
+
+
+def _add_by_group(
+    total: NDArray[np.float64], index: NDArray[np.intp], weights: NDArray[Any]
+) -> None:
+    """``total[g] += sum(weights[index == g])`` for one chunk, in a fixed order."""
+    if total.size <= _CHUNK:
+        total += np.bincount(index, weights=weights, minlength=total.size)
+    else:  # many groups: no per-chunk array of all groups
+        np.add.at(total, index, weights)
+
+
+def _constant_groups(
+    values: NDArray[Any], index: NDArray[np.intp], n_groups: int
+) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
+    """Which groups are constant (exactly, on the raw data), and each group's smallest value."""
+    work = values.view(np.uint8) if values.dtype.kind == "b" else values
+    low = np.full(n_groups, work.max())
+    high = np.full(n_groups, work.min())
+    np.minimum.at(low, index, work)
+    np.maximum.at(high, index, work)
+    with np.errstate(over="ignore"):  # a long double beyond float64 reads as inf
+        return low == high, low.astype(np.float64)
+
+
+def _weighted_deviations(
+    weights: NDArray[np.float64], values: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """``values - sum(weights * values)`` (weights summing to 1), the mean corrected once."""
+    deviations = values - np.sum(weights * values)
+    return deviations - np.sum(weights * deviations)
+
+
+def _centred_summaries(
+    shares: NDArray[np.float64], means: NDArray[Any], sds: NDArray[Any]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Group means centred at their weighted mean, and the spreads, times one power of two.
+
+    ``shares`` sum to 1. The largest of the returned values lies in ``[0.5, 1)``
+    (all are zero if the means are equal and the spreads zero), so no square or
+    product of them overflows or underflows to nothing.
+    """
+    means = np.asarray(means, dtype=np.float64)
+    sds = np.asarray(sds, dtype=np.float64)
+    top = max(float(np.max(np.abs(means))), float(np.max(sds)))
+    if top > 2.0**1000:  # deviations of means of both signs could overflow
+        means, sds = np.ldexp(means, -64), np.ldexp(sds, -64)
+    gaps = _weighted_deviations(shares, means)
+    top = max(float(np.max(np.abs(gaps))), float(np.max(sds)))
+    if top == 0:
+        return gaps, sds
+    shift = _exponent(top)
+    return np.ldexp(gaps, -shift), np.ldexp(sds, -shift)
+
+
+def _between_share(
+    shares: NDArray[np.float64], gaps: NDArray[np.float64], sds: NDArray[np.float64]
+) -> float:
+    """eta^2: the between-group share of a pooled variance."""
+    scale = max(float(np.max(np.abs(gaps))), float(np.max(sds)))  # > 0 for non-constant data
+    between = float(np.sum(shares * (gaps / scale) ** 2))
+    return between / (between + float(np.sum(shares * (sds / scale) ** 2)))
 
 
 def _cos_or_nan(u: NDArray[np.float64], v: NDArray[np.float64]) -> float:
@@ -309,13 +529,16 @@ def grouped_correlation(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> Groupe
     ``pooled = a_W * sum_g w_g r_g + a_B * between``,
 
     with the block-cosine weights ``w_g`` of :meth:`GroupedCorrelation.within_weights`.
+    The data are centred exactly first (as in :func:`pearson`); the extra
+    memory is about one float64 copy of ``x``, ``y`` and the group index.
 
     Parameters
     ----------
     x, y : array_like of shape (n,)
         Paired real samples.
     groups : array_like of shape (n,)
-        A group label for every observation (numbers or strings).
+        A group label for every observation: numbers, booleans or strings, all
+        of one kind (``1`` and ``"1"`` are not merged: a mixture is refused).
 
     Returns
     -------
@@ -324,8 +547,10 @@ def grouped_correlation(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> Groupe
     Raises
     ------
     ValueError
-        If lengths differ, an input contains NaN or infinity, ``x`` or ``y`` is
-        constant over all the data, or a group has fewer than two observations.
+        If lengths differ, an input is not an array of real numbers or contains
+        NaN or infinity, a label is missing (``None`` or NaN) or labels mix
+        kinds, ``x`` or ``y`` is constant over all the data, or a group has
+        fewer than two observations.
 
     Examples
     --------
@@ -342,85 +567,136 @@ def grouped_correlation(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> Groupe
     >>> round(result.within_covariance, 4), round(result.between_covariance, 4)
     (0.6667, -3.0)
     """
-    x_array, y_array = _check_pair(x, y)
-    labels, index = _group_index(groups, x_array.size)
-    counts = np.bincount(index, minlength=len(labels)).astype(np.int64)
+    x_array, y_array, labels, index, counts = _grouped_samples(x, y, groups)
     if (counts < 2).any():
         small = [labels[g] for g in np.flatnonzero(counts < 2)]
         raise ValueError(
             f"groups {small} have fewer than 2 observations; a within-group "
             "correlation needs at least 2 per group"
         )
-    pooled = pearson(x_array, y_array)
-    shares = counts / counts.sum()
-    # Work in units of the largest entry, so that no square overflows or underflows;
-    # correlations and variance shares do not depend on the units.
-    x_scale, y_scale = float(np.max(np.abs(x_array))), float(np.max(np.abs(y_array)))
-    x_unit, y_unit = x_array / x_scale, y_array / y_scale
-    x_means = np.bincount(index, weights=x_unit) / counts
-    y_means = np.bincount(index, weights=y_unit) / counts
-    # Within-group deviations, re-centred once more to remove rounding of the means.
-    x_dev = x_unit - x_means[index]
-    y_dev = y_unit - y_means[index]
-    x_dev -= (np.bincount(index, weights=x_dev) / counts)[index]
-    y_dev -= (np.bincount(index, weights=y_dev) / counts)[index]
-    for g in range(len(labels)):
-        member = index == g
-        # A constant group has no spread: exact zeros keep rounding noise out of r_g.
-        if _is_constant(x_array[member]):
-            x_dev[member] = 0.0
-        if _is_constant(y_array[member]):
-            y_dev[member] = 0.0
-    x_sds = np.sqrt(np.bincount(index, weights=x_dev**2) / counts)
-    y_sds = np.sqrt(np.bincount(index, weights=y_dev**2) / counts)
-    within = np.full(len(labels), np.nan)
-    for g in range(len(labels)):
-        member = index == g
-        if x_dev[member].any() and y_dev[member].any():
-            within[g] = cosine(x_dev[member], y_dev[member])
-    x_gap, y_gap = x_means - shares @ x_means, y_means - shares @ y_means
-    x_between_share = _between_share(shares, x_gap, x_sds)
-    y_between_share = _between_share(shares, y_gap, y_sds)
-    within_cov = float(shares @ (np.bincount(index, weights=x_dev * y_dev) / counts))
-    between_cov = float(shares @ (x_gap * y_gap))
-    total_cov = float(np.mean((x_unit - shares @ x_means) * (y_unit - shares @ y_means)))
+    x_pooled = _unit_scaled(_centre(x_array, "x"))
+    y_pooled = _unit_scaled(_centre(y_array, "y"))
+    return _grouped_core(x_array, y_array, x_pooled, y_pooled, labels, index, counts)
+
+
+def _grouped_core(
+    x: NDArray[Any],
+    y: NDArray[Any],
+    x_pooled: _Centred,
+    y_pooled: _Centred,
+    labels: tuple[Hashable, ...],
+    index: NDArray[np.intp],
+    counts: NDArray[np.intp],
+) -> GroupedCorrelation:
+    """Every term of the decomposition of validated data with exactly centred deviations.
+
+    Two kinds of deviation, each exact relative to its own size: the group means
+    relative to the pooled mean come from the pooled deviations ``x_pooled``; the
+    within-group deviations come from the data themselves (their exact float64
+    form, read chunk by chunk), so they keep every digit even when the groups lie
+    far apart relative to their spreads.
+    """
+    n_groups, size = len(labels), x.size
+    xc, yc = x_pooled.values, y_pooled.values  # pooled deviations, largest in [0.5, 1)
+    pooled = _pearson_core(x, y, xc, yc)
+    x_constant, x_low = _constant_groups(x, index, n_groups)
+    y_constant, y_low = _constant_groups(y, index, n_groups)
+    # Pass 1: group means of the pooled deviations and of the data.
+    x_gap, y_gap, x_first, y_first = (np.zeros(n_groups) for _ in range(4))
+    for part in _chunks(size):
+        group = index[part]
+        _add_by_group(x_gap, group, xc[part])
+        _add_by_group(y_gap, group, yc[part])
+        _add_by_group(x_first, group, x_pooled.base(x[part]))
+        _add_by_group(y_first, group, y_pooled.base(y[part]))
+    for sums in (x_gap, y_gap, x_first, y_first):
+        sums /= counts
+    # Pass 2: the means of what is left (the rounding of the first means), and each
+    # group's largest deviation from its mean.
+    x_gap_fix, y_gap_fix, x_fix, y_fix = (np.zeros(n_groups) for _ in range(4))
+    x_top, y_top = np.zeros(n_groups), np.zeros(n_groups)
+    for part in _chunks(size):
+        group = index[part]
+        _add_by_group(x_gap_fix, group, xc[part] - x_gap[group])
+        _add_by_group(y_gap_fix, group, yc[part] - y_gap[group])
+        x_dev = x_pooled.base(x[part]) - x_first[group]
+        y_dev = y_pooled.base(y[part]) - y_first[group]
+        _add_by_group(x_fix, group, x_dev)
+        _add_by_group(y_fix, group, y_dev)
+        np.maximum.at(x_top, group, np.abs(x_dev))
+        np.maximum.at(y_top, group, np.abs(y_dev))
+    for sums in (x_gap_fix, y_gap_fix, x_fix, y_fix):
+        sums /= counts
+    # Pass 3: within-group deviations, each group in units of its own largest one
+    # (a power of two), so that no square underflows however small a group's
+    # spread; a constant group gets exact zeros, which keep rounding out of r_g.
+    x_shift = np.where(x_constant, 0, np.frexp(x_top)[1])
+    y_shift = np.where(y_constant, 0, np.frexp(y_top)[1])
+    sxx, syy, sxy = np.zeros(n_groups), np.zeros(n_groups), np.zeros(n_groups)
+    total = 0.0
+    for part in _chunks(size):
+        group = index[part]
+        x_dev = (x_pooled.base(x[part]) - x_first[group]) - x_fix[group]
+        y_dev = (y_pooled.base(y[part]) - y_first[group]) - y_fix[group]
+        x_dev = np.ldexp(x_dev, -x_shift[group])
+        y_dev = np.ldexp(y_dev, -y_shift[group])
+        x_dev[x_constant[group]] = 0.0
+        y_dev[y_constant[group]] = 0.0
+        _add_by_group(sxx, group, x_dev * x_dev)
+        _add_by_group(syy, group, y_dev * y_dev)
+        _add_by_group(sxy, group, x_dev * y_dev)
+        total += float(np.sum(xc[part] * yc[part]))
+    within = np.full(n_groups, np.nan)
+    defined = (sxx > 0) & (syy > 0)
+    ratio = sxy[defined] / (np.sqrt(sxx[defined]) * np.sqrt(syy[defined]))
+    within[defined] = np.clip(ratio, -1.0, 1.0)
+    pair = defined & (counts == 2)
+    within[pair] = np.sign(sxy[pair])  # two points always lie on a line
+    # The within part of all groups together, in units of the largest group unit.
+    x_any, y_any = sxx > 0, syy > 0
+    if x_any.any() and y_any.any():
+        x_common, y_common = int(x_shift[x_any].max()), int(y_shift[y_any].max())
+        xx = float(np.sum(np.ldexp(sxx, 2 * (x_shift - x_common))))
+        yy = float(np.sum(np.ldexp(syy, 2 * (y_shift - y_common))))
+        xy = float(np.sum(np.ldexp(sxy, (x_shift - x_common) + (y_shift - y_common))))
+        pooled_within = min(1.0, max(-1.0, xy / (math.sqrt(xx) * math.sqrt(yy))))
+    else:
+        x_common = y_common = 0
+        xy, pooled_within = 0.0, float("nan")
+    shares = counts / size
+    # Group means less the pooled mean, in pooled units (weighted mean ~0 removed).
+    x_gap = _weighted_deviations(shares, x_gap + x_gap_fix)
+    y_gap = _weighted_deviations(shares, y_gap + y_gap_fix)
+    x_sd_base, y_sd_base = np.sqrt(sxx / counts), np.sqrt(syy / counts)
+    with np.errstate(under="ignore"):  # a spread 2**-1074 below the pooled one is negligible
+        x_spread = np.ldexp(x_sd_base, x_shift - x_pooled.shift)  # in pooled units
+        y_spread = np.ldexp(y_sd_base, y_shift - y_pooled.shift)
+    x_between_share = _between_share(shares, x_gap, x_spread)
+    y_between_share = _between_share(shares, y_gap, y_spread)
+    units = x_pooled.unit + y_pooled.unit
     with np.errstate(over="ignore", under="ignore"):  # back to data units; may be inf or 0
+        x_means = np.where(x_constant, x_low, x_pooled.in_data_units(x_first + x_fix))
+        y_means = np.where(y_constant, y_low, y_pooled.in_data_units(y_first + y_fix))
+        within_units = x_common + y_common + x_pooled.exponent + y_pooled.exponent
         return GroupedCorrelation(
             labels=labels,
-            counts=counts,
+            counts=counts.astype(np.int64),
             shares=shares,
-            x_means=x_means * x_scale,
-            y_means=y_means * y_scale,
-            x_sds=x_sds * x_scale,
-            y_sds=y_sds * y_scale,
+            x_means=x_means,
+            y_means=y_means,
+            x_sds=np.ldexp(x_sd_base, x_shift + x_pooled.exponent),
+            y_sds=np.ldexp(y_sd_base, y_shift + y_pooled.exponent),
             within=within,
             pooled=pooled,
-            within_covariance=within_cov * x_scale * y_scale,
-            between_covariance=between_cov * x_scale * y_scale,
-            total_covariance=total_cov * x_scale * y_scale,
-            pooled_within=_cos_or_nan(x_dev, y_dev),
+            within_covariance=float(np.ldexp(xy / size, within_units)),
+            between_covariance=float(np.ldexp(np.sum(shares * x_gap * y_gap), units)),
+            total_covariance=float(np.ldexp(total / size, units)),
+            pooled_within=pooled_within,
             between=_cos_or_nan(np.sqrt(shares) * x_gap, np.sqrt(shares) * y_gap),
             within_factor=float(np.sqrt((1 - x_between_share) * (1 - y_between_share))),
             between_factor=float(np.sqrt(x_between_share * y_between_share)),
+            _between_shares=(x_between_share, y_between_share),
         )
-
-
-def _between_share(
-    shares: NDArray[np.float64], gaps: NDArray[np.float64], sds: NDArray[np.float64]
-) -> float:
-    """eta^2: the between-group share of a pooled variance."""
-    scale = max(float(np.max(np.abs(gaps))), float(np.max(sds)))  # > 0 for non-constant data
-    between = float(shares @ (gaps / scale) ** 2)
-    return between / (between + float(shares @ (sds / scale) ** 2))
-
-
-def _summary(value: ArrayLike, name: str, size: int | None) -> NDArray[np.float64]:
-    array = np.asarray(value, dtype=np.float64)
-    if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D array; got shape {array.shape}")
-    if size is not None and array.size != size:
-        raise ValueError(f"{name} has {array.size} entries; expected {size} (one per group)")
-    return array
 
 
 def pooled_correlation(
@@ -440,7 +716,9 @@ def pooled_correlation(
         \left(\sum_g p_g s_{y,g}^2 + \sum_g p_g d_{y,g}^2\right)}},
 
     with ``d_{x,g} = xbar_g - sum_h p_h xbar_h`` (and the same for ``y``) and
-    population standard deviations ``s``.
+    population standard deviations ``s``. The means are centred exactly (a
+    large common offset costs no digits) and each side is scaled by a power of
+    two, so summaries near ``1e300`` or ``1e-300`` give the same ``r``.
 
     Parameters
     ----------
@@ -461,9 +739,9 @@ def pooled_correlation(
     Raises
     ------
     ValueError
-        If the arrays differ in length, a share or spread is negative or not
-        finite, a correlation lies outside ``[-1, 1]``, or the pooled ``x`` or
-        ``y`` has zero variance.
+        If an input is not a 1-D array of real numbers, the arrays differ in
+        length, a share or spread is negative or not finite, a correlation lies
+        outside ``[-1, 1]``, or the pooled ``x`` or ``y`` has zero variance.
 
     Examples
     --------
@@ -474,37 +752,28 @@ def pooled_correlation(
     -0.6325
     """
     p = _summary(shares, "shares", None)
-    arrays = [
-        _summary(value, name, p.size)
-        for value, name in (
-            (x_means, "x_means"),
-            (y_means, "y_means"),
-            (x_sds, "x_sds"),
-            (y_sds, "y_sds"),
-            (within, "within"),
-        )
-    ]
-    mx, my, sx, sy, r = arrays
+    mx = _summary(x_means, "x_means", p.size)
+    my = _summary(y_means, "y_means", p.size)
+    sx = _summary(x_sds, "x_sds", p.size)
+    sy = _summary(y_sds, "y_sds", p.size)
+    r = _summary(within, "within", p.size, finite=False).astype(np.float64)
     for array, name in ((p, "shares"), (sx, "x_sds"), (sy, "y_sds")):
-        if not np.isfinite(array).all() or (array < 0).any():
-            raise ValueError(f"{name} must be finite and nonnegative; got {array}")
-    if not (np.isfinite(mx).all() and np.isfinite(my).all()):
-        raise ValueError("x_means and y_means must be finite")
-    if p.sum() <= 0:
+        _nonnegative(array, name)
+    undefined = _correlations(r, "within", sx, sy)
+    if not p.any():
         raise ValueError("shares sum to zero; expected at least one nonempty group")
-    p = p / p.sum()
-    undefined = np.isnan(r)
-    if (undefined & (sx * sy > 0)).any():
-        raise ValueError("within is nan for a group whose spreads are both nonzero")
-    if ((r[~undefined] < -1) | (r[~undefined] > 1)).any():
-        raise ValueError(f"within correlations must lie in [-1, 1]; got {r}")
-    dx, dy = mx - np.dot(p, mx), my - np.dot(p, my)
-    covariance = np.sum(np.where(undefined, 0.0, p * r * sx * sy)) + np.dot(p, dx * dy)
-    x_var = np.dot(p, sx**2) + np.dot(p, dx**2)
-    y_var = np.dot(p, sy**2) + np.dot(p, dy**2)
-    if x_var <= 0 or y_var <= 0:
-        raise ValueError("the pooled x or y has zero variance; the correlation is undefined")
-    return float(np.clip(covariance / np.sqrt(x_var * y_var), -1.0, 1.0))
+    active = p > 0
+    for means, sds, name in ((mx, sx, "x"), (my, sy, "y")):
+        if not sds[active].any() and (means[active] == means[active][0]).all():
+            raise ValueError(f"the pooled {name} has zero variance; the correlation is undefined")
+    p = p / np.max(p)  # no overflow in the sum
+    p = p / np.sum(p)
+    dx, sx = _centred_summaries(p, mx, sx)
+    dy, sy = _centred_summaries(p, my, sy)
+    covariance = np.sum(np.where(undefined, 0.0, p * r * sx * sy)) + np.sum(p * dx * dy)
+    x_var = np.sum(p * sx**2) + np.sum(p * dx**2)
+    y_var = np.sum(p * sy**2) + np.sum(p * dy**2)
+    return float(np.clip(covariance / (np.sqrt(x_var) * np.sqrt(y_var)), -1.0, 1.0))
 
 
 def zero_crossing_gap(
@@ -528,9 +797,10 @@ def zero_crossing_gap(
     x_gap : float
         ``xbar_2 - xbar_1``, nonzero.
     x_sds, y_sds : array_like of shape (2,)
-        Group standard deviations (``ddof=0``).
+        Nonnegative group standard deviations (``ddof=0``).
     within : array_like of shape (2,)
-        Within-group correlations.
+        Within-group correlations in ``[-1, 1]``; ``nan`` is allowed only where
+        ``x_sds`` or ``y_sds`` is zero.
 
     Returns
     -------
@@ -539,8 +809,10 @@ def zero_crossing_gap(
     Raises
     ------
     ValueError
-        If an array does not have two entries, a share is not positive, or
-        ``x_gap`` is zero (then the group means cannot move the sign).
+        If an array does not have two real entries, a share is not positive, a
+        spread is negative, a correlation lies outside ``[-1, 1]``, ``x_gap``
+        is zero or not finite (with equal ``x`` means no gap moves the sign),
+        or the gap lies beyond the float range.
 
     Examples
     --------
@@ -548,17 +820,42 @@ def zero_crossing_gap(
     >>> round(zero_crossing_gap([1, 1], 3.0, [sd, sd], [sd, sd], [1, 1]), 4)
     -0.8889
     """
-    p = np.asarray(shares, dtype=np.float64)
-    sx, sy, r = (np.asarray(v, dtype=np.float64) for v in (x_sds, y_sds, within))
-    if not all(a.shape == (2,) for a in (p, sx, sy, r)):
-        raise ValueError("shares, x_sds, y_sds and within must each have exactly 2 entries")
-    if not np.isfinite(p).all() or (p <= 0).any():
+    named = {"shares": shares, "x_sds": x_sds, "y_sds": y_sds, "within": within}
+    arrays = [_summary(value, name, None, finite=name != "within") for name, value in named.items()]
+    if not all(array.shape == (2,) for array in arrays):
+        shapes = ", ".join(
+            f"{name} {array.shape}" for array, name in zip(arrays, named, strict=True)
+        )
+        raise ValueError(
+            f"shares, x_sds, y_sds and within must each have exactly 2 entries; got {shapes}"
+        )
+    p, sx, sy, r = (array.astype(np.float64) for array in arrays)
+    if not (p > 0).all():
         raise ValueError(f"shares must be positive; got {p}")
-    if x_gap == 0 or not np.isfinite(x_gap):
+    _nonnegative(sx, "x_sds")
+    _nonnegative(sy, "y_sds")
+    undefined = _correlations(r, "within", sx, sy)
+    x_gap = as_float_scalar(x_gap, "x_gap")
+    if x_gap == 0:
         raise ValueError("x_gap must be finite and nonzero; with equal x means no y gap moves r")
-    p = p / p.sum()
-    within_cov = float(np.sum(p * r * sx * sy))
-    return float(-within_cov / (p[0] * p[1] * x_gap))
+    p = p / np.max(p)
+    p = p / np.sum(p)
+    # Spreads in units of the largest (powers of two), put back at the end.
+    x_top, y_top = float(np.max(sx)), float(np.max(sy))
+    x_shift, y_shift = _exponent(x_top), _exponent(y_top)
+    terms = np.where(undefined, 0.0, p * r * np.ldexp(sx, -x_shift) * np.ldexp(sy, -y_shift))
+    within_cov = float(np.sum(terms))
+    gap_shift = _exponent(x_gap)
+    try:
+        value = math.ldexp(
+            -within_cov / (p[0] * p[1] * math.ldexp(x_gap, -gap_shift)),
+            x_shift + y_shift - gap_shift,
+        )
+    except OverflowError:
+        raise ValueError(
+            "the zero-crossing gap lies beyond the float range (spreads too large for this x_gap)"
+        ) from None
+    return value + 0.0  # -0.0 (no within-group covariance) reads as 0.0
 
 
 def centered_block_cosines(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> BlockCosines:
@@ -568,14 +865,15 @@ def centered_block_cosines(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> Blo
     block per group, so the block identity of chapter 2 gives
     ``r = sum_g w_g cos(x_g - xbar, y_g - ybar)``. The local cosines here are
     not the within-group correlations: each block is centred at the pooled
-    mean, not at its own.
+    mean, not at its own. The data are centred exactly, as in :func:`pearson`.
 
     Parameters
     ----------
     x, y : array_like of shape (n,)
         Paired real samples, not constant.
     groups : array_like of shape (n,)
-        A group label per observation.
+        A group label per observation (all of one kind, as in
+        :func:`grouped_correlation`; a group may have one member).
 
     Returns
     -------
@@ -583,22 +881,29 @@ def centered_block_cosines(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> Blo
         With ``names`` the group labels (as strings) and ``global_cosine``
         equal to ``pearson(x, y)``.
 
+    Raises
+    ------
+    ValueError
+        As :func:`grouped_correlation`, except that groups of one observation
+        are allowed.
+
     Examples
     --------
     >>> blocks = centered_block_cosines([0, 1, 2, 3, 4, 5], [4, 5, 6, 0, 1, 2], [0, 0, 0, 1, 1, 1])
     >>> [round(float(c), 4) for c in blocks.local], round(blocks.global_cosine, 4)
     ([-0.6325, -0.6325], -0.6325)
     """
-    x_array, y_array = _check_pair(x, y)
-    labels, index = _group_index(groups, x_array.size)
-    for values, name in ((x_array, "x"), (y_array, "y")):
-        if _is_constant(values):
-            raise ValueError(f"{name} is constant; its correlation with anything is undefined")
-    x_centred, y_centred = _centred(x_array), _centred(y_array)
-    return block_cosines(
-        {str(label): x_centred[index == g] for g, label in enumerate(labels)},
-        {str(label): y_centred[index == g] for g, label in enumerate(labels)},
-    )
+    x_array, y_array, labels, index, counts = _grouped_samples(x, y, groups)
+    x_centred = _unit_scaled(_centre(x_array, "x")).values
+    y_centred = _unit_scaled(_centre(y_array, "y")).values
+    # One stable sort puts every group's members together, in their original order.
+    order = np.argsort(index, kind="stable")
+    ends = np.cumsum(counts)[:-1]
+    x_blocks = np.split(x_centred[order], ends)
+    y_blocks = np.split(y_centred[order], ends)
+    names = [str(label) for label in labels]
+    x_named = dict(zip(names, x_blocks, strict=True))
+    return block_cosines(x_named, dict(zip(names, y_blocks, strict=True)))
 
 
 def sample_with_moments(
@@ -627,11 +932,18 @@ def sample_with_moments(
     correlation : float
         Sample correlation in ``[-1, 1]``.
     seed : int
-        Seed for ``numpy.random.default_rng``.
+        Seed for ``numpy.random.default_rng``, nonnegative.
 
     Returns
     -------
     (x, y) : tuple of ndarray of shape (n,)
+
+    Raises
+    ------
+    ValueError
+        If ``n`` or ``seed`` is not an integer in range, a moment is not a
+        finite real number, a spread is negative, ``correlation`` lies outside
+        ``[-1, 1]``, or the points would lie beyond the float range.
 
     Examples
     --------
@@ -639,17 +951,32 @@ def sample_with_moments(
     >>> round(float(x.mean()), 6), round(float(y.std()), 6), round(pearson(x, y), 6)
     (1.0, 0.5, 0.3)
     """
-    if int(n) != n or n < 3:
-        raise ValueError(f"n must be an integer >= 3; got {n}")
-    if x_sd < 0 or y_sd < 0:
-        raise ValueError(f"x_sd and y_sd must be nonnegative; got {x_sd} and {y_sd}")
-    if not -1.0 <= correlation <= 1.0:
-        raise ValueError(f"correlation must lie in [-1, 1]; got {correlation}")
-    draws: NDArray[Any] = np.random.default_rng(seed).standard_normal((int(n), 2))
-    draws -= draws.mean(axis=0)
-    # Orthonormal, centred columns scaled to unit population variance.
-    q, r_factor = np.linalg.qr(draws)
-    q *= np.sqrt(n) * np.sign(np.diag(r_factor))
-    u, v = q[:, 0], q[:, 1]
+    n = as_int_scalar(n, "n", minimum=3)
+    x_mean = as_float_scalar(x_mean, "x_mean")
+    y_mean = as_float_scalar(y_mean, "y_mean")
+    x_sd = as_float_scalar(x_sd, "x_sd", nonnegative=True)
+    y_sd = as_float_scalar(y_sd, "y_sd", nonnegative=True)
+    correlation = as_float_scalar(correlation, "correlation", interval=(-1.0, 1.0))
+    seed = as_int_scalar(seed, "seed", minimum=0)
+    # Every standardised coordinate has |u| <= sqrt(n), so this bounds every point.
+    for mean, sd, name in ((x_mean, x_sd, "x"), (y_mean, y_sd, "y")):
+        if not math.isfinite(abs(mean) + sd * math.sqrt(n)):
+            raise ValueError(
+                f"{name}_mean and {name}_sd are too large: points up to |{name}_mean| + "
+                f"{name}_sd * sqrt(n) would exceed the largest float"
+            )
+    draws: NDArray[Any] = np.random.default_rng(seed).standard_normal((n, 2))
+    first, second = draws[:, 0].copy(), draws[:, 1].copy()
+    for column in (first, second):
+        column -= np.mean(column)
+        column -= np.mean(column)  # the rounding of the first mean
+    # Gram-Schmidt with fixed-order sums (no LAPACK: the same bits on every machine):
+    # u and v are centred and orthogonal, with sum of squares n (unit population variance).
+    u = first / np.sqrt(np.sum(first * first))
+    v = second - np.sum(u * second) * u
+    v -= np.sum(u * v) * u  # once more, so that u and v are orthogonal to rounding
+    v /= np.sqrt(np.sum(v * v))
+    u *= np.sqrt(n)
+    v *= np.sqrt(n)
     z = correlation * u + np.sqrt(max(0.0, 1.0 - correlation**2)) * v
     return x_mean + x_sd * u, y_mean + y_sd * z
