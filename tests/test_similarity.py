@@ -493,13 +493,36 @@ def test_symmetric_bit_for_bit_and_bounded(x, y):
 # ---------------------------------------------------------------- fixed summation order
 
 
-def lane_order_sums(x, y):
-    """Reference in plain Python: entry i goes to lane i % 4, lanes add in index order."""
-    lanes = [[0.0] * 4 for _ in range(3)]
-    for i, (a, b) in enumerate(zip(map(float, x), map(float, y), strict=True)):
-        lanes[0][i % 4] += a * a
-        lanes[1][i % 4] += b * b
-        lanes[2][i % 4] += a * b
+def lane_order_sums(x, y, block_size=1024):
+    """Reference in plain Python of the documented order.
+
+    Blocks of 1024 entries; in a block, entry i goes to lane i % 4 and lanes add in
+    index order; block lane sums are added to running lanes with Neumaier's
+    compensation; finally each lane is sum + compensation and the lanes are added
+    as (l0 + l1) + (l2 + l3).
+    """
+    x, y = [float(v) for v in x], [float(v) for v in y]
+    sums = [[0.0] * 4 for _ in range(3)]
+    compensations = [[0.0] * 4 for _ in range(3)]
+    for start in range(0, len(x), block_size):
+        block = [[0.0] * 4 for _ in range(3)]
+        for i in range(start, min(start + block_size, len(x))):
+            lane = (i - start) % 4
+            block[0][lane] += x[i] * x[i]
+            block[1][lane] += y[i] * y[i]
+            block[2][lane] += x[i] * y[i]
+        for row in range(3):
+            for lane in range(4):
+                total, value = sums[row][lane], block[row][lane]
+                new = total + value
+                if abs(total) >= abs(value):
+                    compensations[row][lane] += (total - new) + value
+                else:
+                    compensations[row][lane] += (value - new) + total
+                sums[row][lane] = new
+    lanes = [
+        [s + c for s, c in zip(sums[row], compensations[row], strict=True)] for row in range(3)
+    ]
     return tuple((lane[0] + lane[1]) + (lane[2] + lane[3]) for lane in lanes)
 
 

@@ -56,8 +56,11 @@ _HUGE = 1e150
 # Number of independent accumulators of the compiled kernel. Fixing it fixes the
 # order of every addition, so results do not depend on the CPU's vector width.
 _LANES = 4
+# The kernel sums blocks of this many entries in its four lanes, then adds the block
+# sums with compensation: the rounding error grows with _BLOCK, not with the size.
+_BLOCK = 1024
 # Other dtypes are cast to float64 in chunks of this many entries (a multiple of
-# _LANES, so that chunking does not change the order of the additions), which keeps
+# _BLOCK, so that chunking does not change the order of the additions), which keeps
 # the extra memory a fixed few hundred kilobytes whatever the block size.
 _CHUNK = 1 << 15
 
@@ -136,48 +139,67 @@ def _nonfinite_error(x: NDArray[Any], y: NDArray[Any], what: str) -> ValueError 
 def _accumulate(
     x: NDArray[Any], y: NDArray[Any], acc: NDArray[np.float64]
 ) -> None:  # pragma: no cover (compiled)
-    """Add the sums of x*x, y*y and x*y of one stretch to ``acc`` (3 sums x _LANES lanes).
+    """Add the sums of x*x, y*y and x*y of one stretch to ``acc``, in a fixed order.
 
-    Entry ``i`` always goes to lane ``i % 4`` (for a stretch that starts at a
-    multiple of 4) and each lane adds in index order. No fast-math flags: the
-    compiler may put the four lanes in one vector register but may not reorder
-    any addition or fuse a multiply into an add, so the result is the same on
-    every CPU. Everything is accumulated in float64.
+    The stretch is read in blocks of ``_BLOCK`` entries. Within a block, entry
+    ``i`` goes to lane ``i % 4`` and each lane adds in index order; each block's
+    twelve lane sums are then added to ``acc[0]`` (shape 3 x 4) with Neumaier's
+    compensation, kept in ``acc[1]``. So the rounding error grows with the block
+    length, not with the length of the vector, and the order of every operation
+    is fixed by this code: no fast-math flags, so the compiler may put the four
+    lanes in one vector register but may not reorder an addition or fuse a
+    multiply into an add, and the result is the same on every CPU. Everything is
+    accumulated in float64. A stretch must start at a multiple of ``_BLOCK``.
     """
-    xx0, xx1, xx2, xx3 = acc[0, 0], acc[0, 1], acc[0, 2], acc[0, 3]
-    yy0, yy1, yy2, yy3 = acc[1, 0], acc[1, 1], acc[1, 2], acc[1, 3]
-    xy0, xy1, xy2, xy3 = acc[2, 0], acc[2, 1], acc[2, 2], acc[2, 3]
     n = x.size
-    m = n - n % 4
-    for i in range(0, m, 4):
-        a0, a1 = np.float64(x[i]), np.float64(x[i + 1])
-        a2, a3 = np.float64(x[i + 2]), np.float64(x[i + 3])
-        b0, b1 = np.float64(y[i]), np.float64(y[i + 1])
-        b2, b3 = np.float64(y[i + 2]), np.float64(y[i + 3])
-        xx0 += a0 * a0
-        xx1 += a1 * a1
-        xx2 += a2 * a2
-        xx3 += a3 * a3
-        yy0 += b0 * b0
-        yy1 += b1 * b1
-        yy2 += b2 * b2
-        yy3 += b3 * b3
-        xy0 += a0 * b0
-        xy1 += a1 * b1
-        xy2 += a2 * b2
-        xy3 += a3 * b3
-    acc[0, 0], acc[0, 1], acc[0, 2], acc[0, 3] = xx0, xx1, xx2, xx3
-    acc[1, 0], acc[1, 1], acc[1, 2], acc[1, 3] = yy0, yy1, yy2, yy3
-    acc[2, 0], acc[2, 1], acc[2, 2], acc[2, 3] = xy0, xy1, xy2, xy3
-    for i in range(m, n):
-        a = np.float64(x[i])
-        b = np.float64(y[i])
-        acc[0, i - m] += a * a
-        acc[1, i - m] += b * b
-        acc[2, i - m] += a * b
+    block = np.empty((3, 4))
+    for start in range(0, n, _BLOCK):
+        stop = min(start + _BLOCK, n)
+        xx0 = xx1 = xx2 = xx3 = 0.0
+        yy0 = yy1 = yy2 = yy3 = 0.0
+        xy0 = xy1 = xy2 = xy3 = 0.0
+        full = stop - (stop - start) % 4
+        for i in range(start, full, 4):
+            a0, a1 = np.float64(x[i]), np.float64(x[i + 1])
+            a2, a3 = np.float64(x[i + 2]), np.float64(x[i + 3])
+            b0, b1 = np.float64(y[i]), np.float64(y[i + 1])
+            b2, b3 = np.float64(y[i + 2]), np.float64(y[i + 3])
+            xx0 += a0 * a0
+            xx1 += a1 * a1
+            xx2 += a2 * a2
+            xx3 += a3 * a3
+            yy0 += b0 * b0
+            yy1 += b1 * b1
+            yy2 += b2 * b2
+            yy3 += b3 * b3
+            xy0 += a0 * b0
+            xy1 += a1 * b1
+            xy2 += a2 * b2
+            xy3 += a3 * b3
+        block[0, 0], block[0, 1], block[0, 2], block[0, 3] = xx0, xx1, xx2, xx3
+        block[1, 0], block[1, 1], block[1, 2], block[1, 3] = yy0, yy1, yy2, yy3
+        block[2, 0], block[2, 1], block[2, 2], block[2, 3] = xy0, xy1, xy2, xy3
+        for i in range(full, stop):
+            a = np.float64(x[i])
+            b = np.float64(y[i])
+            block[0, i - full] += a * a
+            block[1, i - full] += b * b
+            block[2, i - full] += a * b
+        for row in range(3):
+            for lane in range(4):
+                # Neumaier: the low-order bits lost by total + value go to acc[1].
+                total = acc[0, row, lane]
+                value = block[row, lane]
+                new = total + value
+                if abs(total) >= abs(value):
+                    acc[1, row, lane] += (total - new) + value
+                else:
+                    acc[1, row, lane] += (value - new) + total
+                acc[0, row, lane] = new
 
 
-def _lane_total(lanes: NDArray[np.float64]) -> float:
+def _lane_total(sums: NDArray[np.float64], compensations: NDArray[np.float64]) -> float:
+    lanes = sums + compensations
     return float((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]))
 
 
@@ -187,7 +209,7 @@ _DIRECT = (np.dtype(np.float32), np.dtype(np.float64))
 
 def _raw_sums(x: NDArray[Any], y: NDArray[Any]) -> tuple[float, float, float]:
     """Sums of x*x, y*y and x*y in float64, in a fixed order (see ``_accumulate``)."""
-    acc = np.zeros((3, _LANES))
+    acc = np.zeros((2, 3, _LANES))  # lane sums and their compensations
     # With NUMBA_DISABLE_JIT the kernel runs as Python on NumPy scalars, which warn
     # on overflow; overflow is detected from the sums and handled by the caller.
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
@@ -202,7 +224,7 @@ def _raw_sums(x: NDArray[Any], y: NDArray[Any]) -> tuple[float, float, float]:
                 rows[0] = x[start:stop]
                 rows[1] = y[start:stop]
                 _accumulate(rows[0], rows[1], acc)
-        return _lane_total(acc[0]), _lane_total(acc[1]), _lane_total(acc[2])
+        return tuple(_lane_total(acc[0, row], acc[1, row]) for row in range(3))
 
 
 def _power_of_two_scale(vector: NDArray[np.float64]) -> float:
