@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import scipy.sparse
@@ -11,6 +13,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.metrics.pairwise import cosine_similarity
 
 from cosine_book.factorization import (
+    Spectrum,
     closed_form_check,
     cluster_order,
     cluster_recovery,
@@ -21,6 +24,7 @@ from cosine_book.factorization import (
     fit_objective2,
     gram,
     gram_spectrum,
+    item_similarity_suite,
     objective1_gradient,
     objective1_loss,
     objective2_gradient,
@@ -269,10 +273,40 @@ def test_cosine_matrix_errors():
         cosine_matrix([[1.0, 2.0], [0.0, 0.0]])
     with pytest.raises(ValueError, match="NaN"):
         cosine_matrix([[1.0, np.nan]])
-    with pytest.raises(ValueError, match="2-d"):
+    with pytest.raises(ValueError, match="2-D"):
         cosine_matrix([1.0, 2.0])
     with pytest.raises(ValueError, match="lengths"):
         cosine_matrix([[1.0, 2.0]], [[1.0, 2.0, 3.0]])
+
+
+# Rows of wildly different magnitudes, some near the ends of the float64 range.
+_magnitudes = st.sampled_from([1e-300, 1e-170, 1e-20, 1.0, 1e20, 1e200, 1e300])
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10**6), scales=st.lists(_magnitudes, min_size=2, max_size=6))
+def test_cosine_matrix_is_exact_at_any_scale(seed, scales):
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal((len(scales), 3))
+    E = base * np.array(scales)[:, None]
+    S = cosine_matrix(E)
+    np.testing.assert_array_equal(S, S.T)  # bit for bit
+    np.testing.assert_array_equal(np.diag(S), 1.0)
+    assert np.all(np.abs(S) <= 1.0)
+    np.testing.assert_allclose(S, cosine_similarity(base), atol=1e-14)
+    # Scaling a row by a power of two changes nothing, bit for bit.
+    np.testing.assert_array_equal(cosine_matrix(np.ldexp(E, 7)), S)
+    np.testing.assert_allclose(cosine_matrix(E, base), cosine_similarity(base), atol=1e-14)
+
+
+def test_cosine_matrix_rows_near_the_ends_of_the_range():
+    E = np.array([[3.0, 4.0], [1.0, 1.0], [-2.0, 1.0]])
+    expected = cosine_matrix(E)
+    for scale in (1e200, 1e-170, 1e300, 1e-300):
+        np.testing.assert_allclose(cosine_matrix(scale * E), expected, atol=1e-15)
+    # Subnormal rows carry only about 44 bits: right to that precision.
+    np.testing.assert_allclose(cosine_matrix(1e-310 * E), expected, atol=1e-12)
+    np.testing.assert_allclose(cosine_matrix(E * [[1e200], [1e-170], [1.0]]), expected, atol=1e-15)
 
 
 @SETTINGS
@@ -299,20 +333,76 @@ def test_cluster_recovery_neighbour_share():
     assert result.neighbour_share == 0.0 and result.auc == 0.0
 
 
-def test_cluster_recovery_errors():
-    with pytest.raises(ValueError, match="square"):
-        cluster_recovery(np.ones((3, 2)), [0, 1, 0])
-    with pytest.raises(ValueError, match="one label per item"):
-        cluster_recovery(np.eye(3), [0, 1])
-    with pytest.raises(ValueError, match="both"):
-        cluster_recovery(np.eye(3), [0, 0, 0], n_neighbours=1)
-    with pytest.raises(ValueError, match="k must be"):
-        cluster_recovery(np.eye(3), [0, 1, 0], n_neighbours=3)
+def _brute_force_share(S, clusters, k):
+    """Average, over every choice of the tied items at the k-th place, of the same-cluster share."""
+    shares = []
+    for i in range(len(clusters)):
+        others = [j for j in range(len(clusters)) if j != i]
+        values = sorted((S[i, j] for j in others), reverse=True)
+        kth = values[k - 1]
+        above = [j for j in others if S[i, j] > kth]
+        tied = [j for j in others if S[i, j] == kth]
+        picks = [
+            sum(clusters[j] == clusters[i] for j in above + list(chosen)) / k
+            for chosen in itertools.combinations(tied, k - len(above))
+        ]
+        shares.append(sum(picks) / len(picks))
+    return sum(shares) / len(shares)
+
+
+def test_neighbour_share_of_equal_similarities_is_the_base_rate_exactly():
+    # Chapter 6, setting B, "remedy: standardised X, obj. 2": every similarity is 1.0.
+    clusters = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2, 2, 0, 1])
+    sizes = np.bincount(clusters)
+    base_rate = np.mean((sizes[clusters] - 1) / (len(clusters) - 1))
+    for k in (1, 3, 10, 11):
+        share = cluster_recovery(np.ones((12, 12)), clusters, n_neighbours=k).neighbour_share
+        assert share == base_rate
+
+
+def test_neighbour_share_splits_a_tie_straddling_the_kth_place():
+    clusters = np.array([0, 0, 1, 1, 1])
+    S = np.array(
+        [
+            [1.0, 0.5, 0.9, 0.5, 0.5],
+            [0.5, 1.0, 0.5, 0.2, 0.2],
+            [0.9, 0.5, 1.0, 0.7, 0.7],
+            [0.5, 0.2, 0.7, 1.0, 0.7],
+            [0.5, 0.2, 0.7, 0.7, 1.0],
+        ]
+    )
+    # k = 2. Row 0: item 2 (other cluster) is above 0.5; items 1, 3, 4 tie at 0.5 for the
+    # one place left and one of them is in cluster 0: share (1/2)(1/3) = 1/6. Row 1: items
+    # 0 (same) and 2 tie at 0.5 for both places: 1/2. Row 2: item 0 (other) above, items
+    # 3, 4 (same) tie at 0.7 for one place: 1/2. Rows 3, 4: both places go to the
+    # same cluster: 1.
+    result = cluster_recovery(S, clusters, n_neighbours=2)
+    assert result.neighbour_share == pytest.approx((1 / 6 + 1 / 2 + 1 / 2 + 1 + 1) / 5, abs=1e-15)
+    assert result.neighbour_share == pytest.approx(_brute_force_share(S, clusters, 2), abs=1e-15)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10**6), k=st.integers(1, 6))
+def test_neighbour_share_averages_over_tie_breaks_and_ignores_item_order(seed, k):
+    rng = np.random.default_rng(seed)
+    clusters = rng.integers(0, 3, size=7)
+    clusters[:2] = [0, 1]  # pairs of both kinds, for the AUC
+    S = rng.integers(0, 3, size=(7, 7)).astype(float)  # few levels: many ties
+    S = S + S.T
+    share = cluster_recovery(S, clusters, n_neighbours=k).neighbour_share
+    assert share == pytest.approx(_brute_force_share(S, clusters, k), abs=1e-14)
+    order = rng.permutation(7)
+    permuted = cluster_recovery(S[np.ix_(order, order)], clusters[order], n_neighbours=k)
+    assert permuted.neighbour_share == pytest.approx(share, abs=1e-15)
+    # The AUC counts pairs with integers: exactly the same in any item order.
+    assert permuted.auc == cluster_recovery(S, clusters, n_neighbours=k).auc
 
 
 def test_cluster_order_sorts_by_cluster_then_popularity():
     order = cluster_order([2, 0, 2, 0, 1], [0.5, 0.1, 0.9, 0.3, 0.2])
     assert order.tolist() == [3, 1, 4, 2, 0]
+    # Equal popularity within a cluster: the lower index first.
+    assert cluster_order(["b", "a", "b", "b"], [1.0, 1.0, 1.0, 2.0]).tolist() == [1, 3, 0, 2]
 
 
 def test_standardize_columns():
@@ -320,64 +410,337 @@ def test_standardize_columns():
     Z = standardize_columns(scipy.sparse.csr_array(X))
     np.testing.assert_allclose(Z.mean(axis=0), 0.0, atol=1e-12)
     np.testing.assert_allclose(Z.std(axis=0), 1.0)
+    # Constant columns are exactly zero (a rounded mean would leave noise of +-1).
+    constant = standardize_columns(np.column_stack([np.full(7, 0.1), np.arange(7.0)]))
+    np.testing.assert_array_equal(constant[:, 0], 0.0)
+    np.testing.assert_allclose(standardize_columns(1e200 * X), standardize_columns(X), atol=1e-14)
 
 
 # ---------------------------------------------------------------------------
-# Bad input
+# Any scale of X: right answers near 1e200 and 1e-170
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("lam", [0.0, -1.0, np.nan, np.inf])
-def test_bad_lambda(lam):
-    X = random_data(0)
-    for call in (
-        lambda: fit_objective1(X, lam),
-        lambda: fit_objective2(X, lam, 2),
-        lambda: dropout_shrinkage([1.0], lam),
-    ):
-        with pytest.raises(ValueError, match="lam must be a positive"):
-            call()
+@pytest.mark.parametrize("scale", [1e150, 1e-150, 2.0**-400])
+def test_objective1_is_homogeneous_at_extreme_scales(scale):
+    # (s X, s^2 lam) has the same minimiser as (X, lam).
+    X = random_data(12, n=10, p=5)
+    A, B = fit_objective1(X, 2.0, 3)
+    A_s, B_s = fit_objective1(scale * X, 2.0 * scale**2, 3)
+    np.testing.assert_allclose(A_s, A, atol=1e-12)
+    np.testing.assert_allclose(B_s, B, atol=1e-12)
 
 
-@pytest.mark.parametrize("k", [0, 6, -1, 2.5, True, "3"])
-def test_bad_k(k):
-    X = random_data(0)  # 5 items
-    with pytest.raises(ValueError, match="k must be"):
-        fit_objective1(X, 1.0, k)
-    with pytest.raises(ValueError, match="k must be"):
-        fit_objective2(X, 1.0, k)
+@pytest.mark.parametrize("scale", [1e200, 1e-170, 1e300, 1e-300])
+def test_objective2_scales_at_extreme_scales(scale):
+    # (s X, s lam): A / sqrt(s) and B sqrt(s).
+    X = random_data(13, n=10, p=5)
+    A, B = fit_objective2(X, 0.5, 3)
+    A_s, B_s = fit_objective2(scale * X, 0.5 * scale, 3)
+    np.testing.assert_allclose(A_s * np.sqrt(scale), A, atol=1e-12)
+    np.testing.assert_allclose(B_s / np.sqrt(scale), B, atol=1e-12)
+    np.testing.assert_allclose(cosine_matrix(B_s), cosine_matrix(B), atol=1e-12)
 
 
-def test_bad_shapes_and_values():
-    with pytest.raises(ValueError, match="2-d"):
-        fit_objective1(np.ones(5), 1.0)
-    with pytest.raises(ValueError, match="2-d"):
-        fit_objective1(np.ones((2, 2, 2)), 1.0)
-    with pytest.raises(ValueError, match="at least one"):
-        fit_objective1(np.ones((0, 3)), 1.0)
-    with pytest.raises(ValueError, match="NaN"):
-        fit_objective2(np.array([[1.0, np.nan]]), 1.0, 1)
-    with pytest.raises(ValueError, match="same shape"):
-        rescale(np.ones((3, 2)), np.ones((3, 3)), [1.0, 1.0])
-    with pytest.raises(ValueError, match="one scale per latent"):
-        rescale(np.ones((3, 2)), np.ones((3, 2)), [1.0, 1.0, 1.0])
-    with pytest.raises(ValueError, match="nonzero"):
-        rescale(np.ones((3, 2)), np.ones((3, 2)), [1.0, 0.0])
-    with pytest.raises(ValueError, match="one row per item"):
-        objective1_loss(np.ones((4, 3)), np.ones((2, 1)), np.ones((2, 1)), 1.0)
-    with pytest.raises(ValueError, match="objective must be"):
-        fit_alternating(np.ones((4, 3)), 1.0, 1, objective=3)
+@pytest.mark.parametrize("scale", [1e200, 1e-170])
+def test_spectrum_at_extreme_scales(scale):
+    X = random_data(14, n=10, p=5)
+    np.testing.assert_allclose(
+        gram_spectrum(scale * X).singular_values / scale,
+        gram_spectrum(X).singular_values,
+        rtol=1e-12,
+    )
+    suite = item_similarity_suite(scale * X, [0, 0, 1, 1, 1], lam1=scale, lam2=scale, k=3)
+    for S in suite.values():
+        np.testing.assert_array_equal(S, S.T)
+        assert np.all(np.abs(S) <= 1.0)
+    np.testing.assert_allclose(suite["raw data (columns of X)"], cosine_matrix(X.T), atol=1e-13)
 
 
-def test_simulator_bad_parameters():
-    with pytest.raises(ValueError, match="n_users"):
-        simulate_interactions(n_users=0)
-    with pytest.raises(ValueError, match="exceeds"):
-        simulate_interactions(n_items=3, n_clusters=5)
-    with pytest.raises(ValueError, match="min_items"):
-        simulate_interactions(n_users=10, n_items=20, min_items=21)
-    with pytest.raises(ValueError, match="preference"):
-        simulate_interactions(n_users=10, n_items=20, min_items=2, preference="uniform")
+def test_objective1_at_1e200_with_a_negligible_lam():
+    # lam / sigma^2 ~ 1e-100: the shrinkage is 1 and A = V_k (up to sign).
+    X = random_data(14, n=10, p=5)
+    A, _ = fit_objective1(1e200 * X, 1e300, 4)
+    np.testing.assert_allclose(np.abs(A), np.abs(gram_spectrum(X).vectors[:, :4]), atol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e150, 1e-150])
+def test_suite_is_the_same_in_any_units(scale):
+    X = random_data(16, n=10, p=5)
+    clusters = [0, 0, 1, 1, 1]
+    reference = item_similarity_suite(X, clusters, lam1=0.5, lam2=0.5, k=3)
+    scaled = item_similarity_suite(scale * X, clusters, lam1=0.5 * scale**2, lam2=0.5 * scale, k=3)
+    assert scaled.keys() == reference.keys()
+    for key, S in reference.items():
+        np.testing.assert_allclose(scaled[key], S, atol=1e-10, err_msg=key)
+
+
+def test_fit_alternating_at_extreme_scales():
+    X = random_data(15, n=12, p=4)
+    A, B = fit_alternating(X, 0.5, 2, objective=2, n_iter=200)
+    A_s, B_s = fit_alternating(1e-170 * X, 0.5e-170, 2, objective=2, n_iter=200)
+    np.testing.assert_allclose(A_s @ B_s.T, A @ B.T, atol=1e-10)
+    with pytest.raises(ValueError, match="out of proportion"):
+        fit_alternating(1e200 * X, 1.0, 2, objective=1)
+
+
+def test_rescale_accepts_the_smallest_invertible_scale():
+    A = np.ones((2, 2))
+    A_D, B_D = rescale(A, 1e-300 * A, [1.0, 5.57e-309])
+    assert np.isfinite(B_D).all() and B_D[0, 1] == pytest.approx(1e-300 / 5.57e-309)
+
+
+# ---------------------------------------------------------------------------
+# Bad input: one table for the module
+# ---------------------------------------------------------------------------
+
+_X = random_data(0)  # 12 users x 5 items
+_A = np.ones((5, 2))
+_S = np.eye(4)
+_CLUSTERS = [0, 0, 1, 1]
+
+
+def _masked(array):
+    return np.ma.masked_array(array, mask=np.zeros(np.shape(array), dtype=bool))
+
+
+def _with(array, index, value):
+    array = np.array(array, dtype=type(value) if isinstance(value, complex) else float)
+    array[index] = value
+    return array
+
+
+BAD_INPUT = [
+    # (call, expected error-message fragment); X-taking functions first
+    *[
+        pytest.param(call, match, id=f"{name}-{kind}")
+        for name, function in [
+            ("fit_objective1", lambda X: fit_objective1(X, 1.0)),
+            ("fit_objective2", lambda X: fit_objective2(X, 1.0, 2)),
+            ("gram", gram),
+            ("gram_spectrum", gram_spectrum),
+            ("standardize_columns", standardize_columns),
+            ("fit_alternating", lambda X: fit_alternating(X, 1.0, 1, n_iter=2)),
+            ("objective1_loss", lambda X: objective1_loss(X, _A, _A, 1.0)),
+            ("objective2_gradient", lambda X: objective2_gradient(X, _A, _A, 1.0)),
+            ("item_similarity_suite", lambda X: item_similarity_suite(X, [0] * 5, k=2)),
+        ]
+        for kind, call, match in [
+            ("masked", lambda f=function: f(_masked(_X)), "masked array"),
+            ("complex", lambda f=function: f(_X + 1j), "complex"),
+            (
+                "complex sparse",
+                lambda f=function: f(scipy.sparse.csr_array(_X.astype(complex))),
+                "complex",
+            ),
+            ("strings", lambda f=function: f([["1", "2"], ["3", "4"]]), "strings"),
+            ("ragged", lambda f=function: f([[1.0, 2.0], [3.0]]), "ragged"),
+            ("objects", lambda f=function: f(np.array([[1, None]], dtype=object)), "objects"),
+            ("NaN", lambda f=function: f(_with(_X, (2, 3), np.nan)), "NaN"),
+            ("inf", lambda f=function: f(_with(_X, (0, 0), np.inf)), "infinite"),
+            (
+                "sparse NaN",
+                lambda f=function: f(scipy.sparse.csr_array(_with(_X, (1, 1), np.nan))),
+                "NaN",
+            ),
+            ("empty", lambda f=function: f(np.ones((0, 5))), "empty"),
+            ("1-D", lambda f=function: f(np.ones(5)), "2-D"),
+            ("3-D", lambda f=function: f(np.ones((2, 2, 2))), "2-D"),
+            ("string", lambda f=function: f("X"), "string"),
+        ]
+    ],
+    # lam, k, objective and the other scalars
+    *[
+        pytest.param(lambda lam=lam: fit_objective1(_X, lam), match, id=f"lam-{lam!r}")
+        for lam, match in [
+            (0.0, "lam must be positive"),
+            (-1.0, "lam must be positive"),
+            (np.nan, "lam must be a finite"),
+            (np.inf, "lam must be a finite"),
+            ("1", "lam must be a real number"),
+            (True, "lam must be a real number"),
+            (1j, "lam must be a real number"),
+            (None, "lam must be a real number"),
+        ]
+    ],
+    *[
+        pytest.param(lambda k=k: fit_objective2(_X, 1.0, k), match, id=f"k-{k!r}")
+        for k, match in [
+            (0, "k must be between 1 and 5"),
+            (6, "k must be between 1 and 5"),
+            (-1, "k must be between 1 and 5"),
+            (2.5, "k must be an integer"),
+            (2.0, "k must be an integer"),
+            (True, "k must be an integer"),
+            ("3", "k must be an integer"),
+        ]
+    ],
+    pytest.param(lambda: dropout_shrinkage([1.0, -1.0], 1.0), "negative", id="sigma-negative"),
+    pytest.param(lambda: dropout_shrinkage([[1.0]], 1.0), "1-D", id="sigma-2D"),
+    pytest.param(lambda: dropout_shrinkage([np.nan], 1.0), "NaN", id="sigma-NaN"),
+    pytest.param(lambda: dropout_shrinkage([1.0], 0.0), "lam must be positive", id="shrink-lam"),
+    pytest.param(
+        lambda: fit_objective1(Spectrum(np.array([1.0, -1.0]), np.eye(2)), 1.0),
+        "negative",
+        id="spectrum-negative",
+    ),
+    pytest.param(
+        lambda: fit_objective1(Spectrum(np.ones(3), np.eye(2)), 1.0),
+        "expected vectors of shape",
+        id="spectrum-shape",
+    ),
+    pytest.param(lambda: fit_alternating(_X, 1.0, 1, objective=3), "objective must be 1 or 2"),
+    pytest.param(lambda: fit_alternating(_X, 1.0, 1, objective=True), "objective must be an int"),
+    pytest.param(lambda: fit_alternating(_X, 1.0, 1, objective=1.0), "objective must be an int"),
+    pytest.param(lambda: fit_alternating(_X, 1.0, 1, n_iter=0), "n_iter must be at least 1"),
+    pytest.param(lambda: fit_alternating(_X, 1.0, 1, seed=-1), "seed must be at least 0"),
+    pytest.param(lambda: closed_form_check(np.zeros((3, 2)), 1.0, 1), "all zeros"),
+    pytest.param(lambda: closed_form_check(_X, 1.0, 1, sizes=(1.0, -1.0)), "sizes must be pos"),
+    pytest.param(lambda: closed_form_check(_X, 1.0, 1, n_perturbations=0), "n_perturbations"),
+    pytest.param(lambda: item_similarity_suite(_X, [0] * 5, lam1=0.0), "lam1 must be positive"),
+    pytest.param(lambda: item_similarity_suite(_X, [0] * 4), "4 labels but there are 5"),
+    pytest.param(
+        lambda: item_similarity_suite(
+            np.column_stack([np.arange(1.0, 4.0), np.zeros(3)]), [0, 1], k=2
+        ),
+        "lower k",
+        id="suite-rank-below-k",
+    ),
+    # Huge entries: the Gram matrix itself (not the fits) cannot be represented
+    pytest.param(lambda: gram(1e200 * _X), "X\\^T X overflows", id="gram-1e200"),
+    pytest.param(lambda: objective1_loss(1e200 * _X, _A, _A, 1.0), "loss overflows"),
+    pytest.param(lambda: objective1_gradient(1e200 * _X, _A, _A, 1.0), "overflows"),
+    pytest.param(lambda: gram_spectrum(1e307 * np.ones((30, 30))), "exceeds the float64 range"),
+    # rescale
+    pytest.param(lambda: rescale(np.ones((3, 2)), np.ones((3, 3)), [1.0, 1.0]), "same shape"),
+    pytest.param(lambda: rescale(_A, _A, [1.0, 1.0, 1.0]), "one scale per latent"),
+    pytest.param(lambda: rescale(_A, _A, [1.0, 0.0]), "d has a zero at index 1"),
+    pytest.param(lambda: rescale(_A, _A, [1.0, 1e-310]), "no finite reciprocal", id="d-1e-310"),
+    pytest.param(lambda: rescale(_A, _A, [1.0, -5e-309]), "no finite reciprocal", id="d-5e-309"),
+    pytest.param(lambda: rescale(_A, _A, [1.0, np.nan]), "d contains NaN"),
+    pytest.param(lambda: rescale(_A, _A, [1.0, np.inf]), "d contains an infinite"),
+    pytest.param(lambda: rescale(_A, _A, [1.0, 1j]), "d is complex"),
+    pytest.param(lambda: rescale(_A, _A, "12"), "d is a string"),
+    pytest.param(lambda: rescale(_with(_A, (0, 0), np.nan), _A, [1, 1]), "A contains NaN"),
+    pytest.param(lambda: rescale(_A, _with(_A, (0, 0), -np.inf), [1, 1]), "B contains an inf"),
+    pytest.param(lambda: rescale(_A + 1j, _A, [1, 1]), "A is complex"),
+    pytest.param(lambda: rescale(_masked(_A), _A, [1, 1]), "A is a masked array"),
+    pytest.param(lambda: rescale(scipy.sparse.csr_array(_A), _A, [1, 1]), "A is a sparse"),
+    pytest.param(lambda: rescale(1e300 * _A, _A, [1.0, 1e10]), "A diag\\(d\\) overflows"),
+    pytest.param(lambda: rescale(_A, 10 * _A, [1.0, 1e-308]), "B diag\\(1/d\\) overflows"),
+    # cosine_matrix
+    pytest.param(lambda: cosine_matrix([[1.0, 2.0], [0.0, 0.0]]), "zero row"),
+    pytest.param(lambda: cosine_matrix([[1.0, 2.0]], [[1.0, 2.0, 3.0]]), "lengths"),
+    pytest.param(lambda: cosine_matrix([[1.0, 2.0]], [[0.0, 0.0]]), "F has 1 zero row"),
+    pytest.param(lambda: cosine_matrix(_A + 1j), "E is complex"),
+    pytest.param(lambda: cosine_matrix(_A, _A + 1j), "F is complex"),
+    pytest.param(lambda: cosine_matrix(scipy.sparse.csr_array(_A)), "E is a sparse"),
+    pytest.param(lambda: cosine_matrix(_masked(_A)), "E is a masked array"),
+    pytest.param(lambda: cosine_matrix([[1.0, np.inf]]), "E contains an infinite"),
+    pytest.param(lambda: cosine_matrix([[1.0], [2.0, 3.0]]), "E is ragged"),
+    pytest.param(lambda: cosine_matrix(np.ones((0, 2))), "E is empty"),
+    pytest.param(lambda: cosine_matrix([["a"]]), "E is an array of strings"),
+    # prediction_item_cosines
+    pytest.param(lambda: prediction_item_cosines(_X, np.ones((4, 2)), np.ones((4, 2))), "per item"),
+    pytest.param(lambda: prediction_item_cosines(_X, _A, _A, gram_matrix=_S), "gram_matrix has"),
+    pytest.param(lambda: prediction_item_cosines(_X, 0 * _A, _A), "all-zero predictions"),
+    # cluster_recovery, same_cluster_matrix, cluster_order
+    pytest.param(lambda: cluster_recovery(np.ones((3, 2)), [0, 1, 0]), "square"),
+    pytest.param(lambda: cluster_recovery(np.ones((1, 1)), [0]), "p >= 2"),
+    pytest.param(lambda: cluster_recovery(_with(_S, (0, 1), np.nan), _CLUSTERS), "NaN"),
+    pytest.param(lambda: cluster_recovery(_S + 1j, _CLUSTERS), "complex"),
+    pytest.param(lambda: cluster_recovery(_masked(_S), _CLUSTERS), "masked"),
+    pytest.param(lambda: cluster_recovery(scipy.sparse.csr_array(_S), _CLUSTERS), "sparse"),
+    pytest.param(lambda: cluster_recovery(_S, [0, 1, 0]), "3 labels but there are 4"),
+    pytest.param(lambda: cluster_recovery(_S, [0, "0", 1, 1]), "mixes labels"),
+    pytest.param(lambda: cluster_recovery(_S, [0, None, 1, 1]), "missing label"),
+    pytest.param(lambda: cluster_recovery(_S, [0, 0, 0, 0], n_neighbours=1), "both"),
+    pytest.param(lambda: cluster_recovery(_S, _CLUSTERS, n_neighbours=4), "between 1 and 3"),
+    pytest.param(lambda: cluster_recovery(_S, _CLUSTERS, n_neighbours=0), "between 1 and 3"),
+    pytest.param(lambda: cluster_recovery(_S, _CLUSTERS, n_neighbours=2.0), "must be an integer"),
+    pytest.param(lambda: cluster_recovery(_S, _CLUSTERS, n_neighbours=True), "an integer"),
+    pytest.param(
+        lambda: cluster_recovery(_S, _CLUSTERS, 1, auc_bins=1), "auc_bins must be at least"
+    ),
+    pytest.param(lambda: cluster_recovery(_S, _CLUSTERS, 1, auc_bins=True), "auc_bins must be an"),
+    pytest.param(lambda: same_cluster_matrix([[0, 1], [1, 0]]), "1-D"),
+    pytest.param(lambda: same_cluster_matrix([]), "empty"),
+    pytest.param(lambda: same_cluster_matrix(5), "1-D sequence"),
+    pytest.param(lambda: cluster_order([0, 1], [0.5, np.nan]), "popularity contains NaN"),
+    pytest.param(lambda: cluster_order([0, 1, 1], [0.5, 1.0]), "3 labels but there are 2"),
+    pytest.param(lambda: cluster_order([0, 1], [0.5 + 1j, 1.0]), "popularity is complex"),
+    # simulate_interactions
+    pytest.param(lambda: simulate_interactions(n_users=0), "n_users must be at least 1"),
+    pytest.param(lambda: simulate_interactions(n_users=2.5), "n_users must be an integer"),
+    pytest.param(lambda: simulate_interactions(n_items=True), "n_items must be an integer"),
+    pytest.param(lambda: simulate_interactions(n_items=3, n_clusters=5), "exceeds"),
+    pytest.param(lambda: simulate_interactions(n_items=20, min_items=21), "min_items must be"),
+    pytest.param(lambda: simulate_interactions(n_items=20, min_items=2.0), "min_items must be"),
+    pytest.param(lambda: simulate_interactions(preference="uniform"), "preference must be"),
+    pytest.param(lambda: simulate_interactions(power_law=3), "power_law must be"),
+    pytest.param(lambda: simulate_interactions(exponent_range=(1.0, 0.5)), "exponent_range"),
+    pytest.param(lambda: simulate_interactions(exponent_range=(np.nan, 1)), "exponent_range"),
+    pytest.param(lambda: simulate_interactions(exponent_range=(1.0,)), "exponent_range"),
+    pytest.param(lambda: simulate_interactions(cluster_concentration=0), "cluster_concentration"),
+    pytest.param(lambda: simulate_interactions(preference_concentration=np.inf), "finite"),
+    pytest.param(lambda: simulate_interactions(user_exponent=-1.0), "user_exponent"),
+    pytest.param(lambda: simulate_interactions(seed=-1), "seed must be at least 0"),
+    pytest.param(lambda: simulate_interactions(seed=1.5), "seed must be an integer"),
+]
+
+
+@pytest.mark.parametrize(("call", "match"), BAD_INPUT)
+def test_bad_input_table(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+GOOD_EDGE_INPUT = [
+    # (call, check of the result): inputs at the edges that must give right answers
+    pytest.param(
+        lambda: fit_objective2(1e200 * _X, 0.5e200, 2)[1] / 1e100,
+        fit_objective2(_X, 0.5, 2)[1],
+        id="fit2-1e200",
+    ),
+    pytest.param(
+        lambda: fit_objective1(1e-150 * _X, 2e-300, 2)[0],
+        fit_objective1(_X, 2.0, 2)[0],
+        id="fit1-1e-150",
+    ),
+    pytest.param(
+        lambda: gram_spectrum(scipy.sparse.csr_array(1e-170 * _X)).singular_values * 1e170,
+        gram_spectrum(_X).singular_values,
+        id="spectrum-sparse-1e-170",
+    ),
+    pytest.param(
+        lambda: cosine_matrix(_X * np.logspace(-300, 300, 12)[:, None]),
+        cosine_matrix(_X),
+        id="cosine-rows-1e-300..1e300",
+    ),
+    pytest.param(
+        lambda: rescale(_A, _A, [2.0, -0.5])[1], np.tile([0.5, -2.0], (5, 1)), id="rescale-neg"
+    ),
+    pytest.param(
+        lambda: fit_objective1(_X.astype(np.float32), 1.0)[0],
+        fit_objective1(_X.astype(np.float32).astype(float), 1.0)[0],
+        id="float32",
+    ),
+    pytest.param(
+        lambda: fit_objective1(_X > 0, 1.0)[0],
+        fit_objective1((_X > 0).astype(float), 1.0)[0],
+        id="bool-X",
+    ),
+    pytest.param(
+        lambda: cluster_recovery(np.ones((4, 4)), ["a", "a", "b", "b"], 2).neighbour_share,
+        1 / 3,
+        id="ties-base-rate",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "expected"), GOOD_EDGE_INPUT)
+def test_edge_input_table(call, expected):
+    np.testing.assert_allclose(call(), expected, rtol=1e-12, atol=1e-12)
 
 
 # ---------------------------------------------------------------------------
@@ -477,11 +840,13 @@ def test_closed_form_check_passes_and_detects_a_wrong_solution(objective, monkey
     # A deliberately wrong "closed form" (half the right A) must fail every check.
     import cosine_book.factorization as module
 
-    name = "fit_objective1" if objective == 1 else "fit_objective2"
-    right = getattr(module, name)
-    monkeypatch.setattr(
-        module, name, lambda X, lam, k: (0.5 * right(X, lam, k)[0], right(X, lam, k)[1])
-    )
+    right = module._fit_closed_form
+
+    def wrong(X, lam, k, objective):
+        A, B = right(X, lam, k, objective)
+        return 0.5 * A, B
+
+    monkeypatch.setattr(module, "_fit_closed_form", wrong)
     wrong = module.closed_form_check(X, lam, 3, objective, n_perturbations=5)
     assert wrong.gradient > 1e-6 and wrong.loss_rise < 0 and wrong.iterative_gap > 1e-3
 
@@ -505,3 +870,63 @@ def test_plot_cosine_heatmaps_orders_items_and_checks_input():
         plot_cosine_heatmaps({"a": truth}, ["a"], clusters, popularity, titles=["x", "y"])
     with pytest.raises(ValueError, match="n_cols"):
         plot_cosine_heatmaps({"a": truth}, ["a"], clusters, popularity, n_cols=0)
+
+
+# ---------------------------------------------------------------------------
+# The same bits on another CPU (NumPy-only parts; BLAS products may differ)
+# ---------------------------------------------------------------------------
+
+_PORTABLE = r"""
+import hashlib, json
+import numpy as np
+from cosine_book.factorization import (
+    _unit_rows, cluster_order, cluster_recovery, dropout_shrinkage, rescale,
+    simulate_interactions, standardize_columns,
+)
+rng = np.random.default_rng(20261122)
+data = simulate_interactions(n_users=400, n_items=60, n_clusters=3, min_items=5, seed=2)
+S = np.round(rng.standard_normal((120, 120)), 1)
+S = S + S.T
+clusters = rng.integers(0, 4, 120)
+E = rng.standard_normal((200, 37)) * np.logspace(-200, 200, 200)[:, None]
+results = {
+    "X": [data.X.indptr, data.X.indices, data.X.data, data.item_popularity],
+    "order": [cluster_order(data.item_clusters, data.item_popularity)],
+    "recovery": [np.array([*vars(cluster_recovery(S, clusters, 7)).values()])],
+    "binned": [np.array([cluster_recovery(S, clusters, 7, auc_bins=16).auc])],
+    "standardize": [standardize_columns(data.X)],
+    "shrinkage": [dropout_shrinkage(rng.random(50) * 1e200, 3e300)],
+    "rescale": [*rescale(E[:, :5], E[:, 5:10], rng.random(5) + 0.5)],
+    "unit rows": [_unit_rows(E, "E")],
+}
+print(json.dumps({
+    key: [hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest() for a in arrays]
+    for key, arrays in results.items()
+}))
+"""
+
+
+def test_numpy_only_results_are_bit_identical_on_a_simulated_older_cpu():
+    import importlib.util
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("portability", root / "tests" / "portability.py")
+    portability = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(portability)
+    env, notes = portability.portability_env(os.environ, portability.probe(os.environ))
+
+    def compute(environment):
+        done = subprocess.run(
+            [sys.executable, "-c", _PORTABLE], env=environment, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    here, there = compute(dict(os.environ)), compute(env)
+    differing = sorted(name for name in here if here[name] != there[name])
+    assert not differing, f"results differ on the simulated CPU ({notes}): {differing}"

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
+import scipy.sparse
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -15,8 +18,10 @@ from cosine_book.optim import (
     Adam,
     Momentum,
     init_mlp,
+    max_gradient_error,
     mlp_loss_and_grad,
     mlp_predict,
+    run_grid,
     train,
     truncate_to_cosine,
     truncate_update,
@@ -85,7 +90,7 @@ def test_model_rejects_bad_input():
         mlp_loss_and_grad(params, np.full_like(inputs, np.nan), labels)
     with pytest.raises(ValueError, match="missing"):
         mlp_predict({"W1": params["W1"]}, inputs)
-    with pytest.raises(ValueError, match="positive integer"):
+    with pytest.raises(ValueError, match="n_hidden must be at least 1"):
         init_mlp(n_hidden=0)
 
 
@@ -401,7 +406,7 @@ def test_train_rejects_bad_input(digits):
         _short_run(digits, SGD(0.1), steps=2, threshold=1.2)
     with pytest.raises(ValueError, match="batch_size"):
         _short_run(digits, SGD(0.1), steps=2, batch_size=0)
-    with pytest.raises(ValueError, match="matching length"):
+    with pytest.raises(ValueError, match="one label per row"):
         train(SGD(0.1), digits.x_train, digits.y_train[:5], digits.x_test, digits.y_test)
 
 
@@ -410,13 +415,13 @@ def test_gradient_check_is_small_for_the_exact_gradient_and_large_for_a_wrong_on
 
     params, inputs, labels = _small_problem(6)
     assert optim.max_gradient_error(params, inputs, labels, n_entries=40) < 1e-6
-    exact = optim.mlp_loss_and_grad
+    exact = optim._loss_and_grad
 
     def wrong(params, inputs, labels):
         loss, grads, accuracy = exact(params, inputs, labels)
         return loss, {**grads, "b1": 2 * grads["b1"]}, accuracy
 
-    monkeypatch.setattr(optim, "mlp_loss_and_grad", wrong)
+    monkeypatch.setattr(optim, "_loss_and_grad", wrong)
     # All 4 + 3 + 20 + 12 entries: the doubled b1 gradient must show.
     assert optim.max_gradient_error(params, inputs, labels, n_entries=39) > 1e-3
     with pytest.raises(ValueError, match="n_entries"):
@@ -431,3 +436,294 @@ def test_run_grid_covers_every_optimizer_and_threshold(digits):
     assert all(run.threshold == key[1] and run.optimizer == key[0] for key, run in runs.items())
     # Same seed: every run starts from the same parameters, hence the same first loss.
     assert len({float(run.loss[0]) for run in runs.values()}) == 1
+
+
+def test_truncation_of_a_vector_along_the_gradient_at_threshold_one():
+    # Found by Hypothesis: u parallel to g, where rounding puts cos(u, g) just below 1.
+    update, gradient = np.array([1.0, 0.0, 0.0, 0.0, 0.0]), np.array([6.0, 0.0, 1.5, 3.0, 3.0])
+    result = truncate_to_cosine(update, gradient, 1.0)
+    np.testing.assert_allclose(result, 0.8 * gradient / 7.5, atol=1e-15)
+    np.testing.assert_allclose(truncate_to_cosine(result, gradient, 1.0), result, atol=1e-15)
+
+
+# ------------------------------------------------------------------- bad input
+
+_PARAMS, _INPUTS, _LABELS = _small_problem()
+_RNG = np.random.default_rng(7)
+_X, _Y = _RNG.normal(size=(20, 4)), np.arange(20) % 3
+_DATA = SimpleNamespace(x_train=_X, y_train=_Y, x_test=_X, y_test=_Y)
+
+
+def _masked(array):
+    return np.ma.masked_array(array, mask=np.zeros(np.shape(array), dtype=bool))
+
+
+def _with(array, index, value):
+    array = np.array(array, dtype=complex if isinstance(value, complex) else float)
+    array[index] = value
+    return array
+
+
+def _params_with(name, value):
+    return {**_PARAMS, name: value}
+
+
+_INPUT_KINDS = [
+    ("masked", _masked(_INPUTS), "masked array"),
+    ("complex", _INPUTS + 1j, "complex"),
+    ("sparse", scipy.sparse.csr_array(_INPUTS), "sparse"),
+    ("strings", _INPUTS.astype(str), "strings"),
+    ("ragged", [[1.0] * 5, [1.0] * 4], "ragged"),
+    ("NaN", _with(_INPUTS, (1, 2), np.nan), "NaN"),
+    ("inf", _with(_INPUTS, (0, 0), -np.inf), "infinite"),
+    ("empty", np.ones((0, 5)), "empty"),
+    ("1-D", np.ones(5), "2-D"),
+    ("wrong width", np.ones((7, 3)), "shape \\(n, 5\\)"),
+]
+
+_LABEL_KINDS = [
+    ("float", _LABELS.astype(float), "integer class labels"),
+    ("bool", _LABELS > 0, "integer class labels"),
+    ("NaN", _with(_LABELS, 0, np.nan), "NaN"),
+    ("complex", _LABELS + 0j, "complex"),
+    ("strings", _LABELS.astype(str), "strings"),
+    ("2-D", _LABELS[:, None], "1-D"),
+    ("out of range", _LABELS + 3, "integers in \\[0, 3\\)"),
+    ("negative", _LABELS - 1, "integers in \\[0, 3\\)"),
+    ("wrong length", _LABELS[:3], "shape \\(7,\\)"),
+    ("masked", _masked(_LABELS), "masked"),
+]
+
+BAD_INPUT = [
+    *[
+        pytest.param(lambda f=f, v=value: f(v), match, id=f"{name}-inputs-{kind}")
+        for name, f in [
+            ("mlp_predict", lambda v: mlp_predict(_PARAMS, v)),
+            ("mlp_loss_and_grad", lambda v: mlp_loss_and_grad(_PARAMS, v, _LABELS)),
+            ("max_gradient_error", lambda v: max_gradient_error(_PARAMS, v, _LABELS)),
+        ]
+        for kind, value, match in _INPUT_KINDS
+    ],
+    *[
+        pytest.param(lambda v=value: mlp_loss_and_grad(_PARAMS, _INPUTS, v), m, id=f"labels-{k}")
+        for k, value, m in _LABEL_KINDS
+    ],
+    pytest.param(lambda: mlp_predict([1, 2], _INPUTS), "params must be a mapping"),
+    pytest.param(lambda: mlp_predict({"W1": _PARAMS["W1"]}, _INPUTS), "missing"),
+    pytest.param(
+        lambda: mlp_predict(_params_with("W1", _with(_PARAMS["W1"], (0, 0), np.nan)), _INPUTS),
+        "params\\['W1'\\] contains NaN",
+    ),
+    pytest.param(lambda: mlp_predict(_params_with("b1", _PARAMS["b1"] + 1j), _INPUTS), "complex"),
+    pytest.param(lambda: mlp_predict(_params_with("b1", np.ones(3)), _INPUTS), "b1'\\] has shape"),
+    pytest.param(lambda: mlp_predict(_params_with("W1", np.ones(5)), _INPUTS), "2-D"),
+    # init_mlp, max_gradient_error
+    pytest.param(lambda: init_mlp(n_inputs=0), "n_inputs must be at least 1"),
+    pytest.param(lambda: init_mlp(n_inputs=2.5), "n_inputs must be an integer"),
+    pytest.param(lambda: init_mlp(n_classes=True), "n_classes must be an integer"),
+    pytest.param(lambda: init_mlp(n_hidden="3"), "n_hidden must be an integer"),
+    pytest.param(lambda: init_mlp(seed=-1), "seed must be at least 0"),
+    pytest.param(lambda: init_mlp(seed=1.5), "seed must be an integer"),
+    pytest.param(lambda: max_gradient_error(_PARAMS, _INPUTS, _LABELS, n_entries=0), "n_entries"),
+    pytest.param(lambda: max_gradient_error(_PARAMS, _INPUTS, _LABELS, n_entries=2.5), "integer"),
+    pytest.param(lambda: max_gradient_error(_PARAMS, _INPUTS, _LABELS, step=0.0), "step must be"),
+    pytest.param(lambda: max_gradient_error(_PARAMS, _INPUTS, _LABELS, step=np.nan), "finite"),
+    # optimizers
+    *[
+        pytest.param(factory, match, id=f"optimizer-{i}")
+        for i, (factory, match) in enumerate(
+            [
+                (lambda: SGD(0.0), "learning_rate must be positive"),
+                (lambda: SGD(-1.0), "learning_rate must be positive"),
+                (lambda: SGD(np.nan), "learning_rate must be a finite"),
+                (lambda: SGD(np.inf), "learning_rate must be a finite"),
+                (lambda: SGD("0.1"), "learning_rate must be a real number"),
+                (lambda: SGD(True), "learning_rate must be a real number"),
+                (lambda: SGD(0.1j), "learning_rate must be a real number"),
+                (lambda: Momentum(0.1, beta=1.0), "beta must lie in \\[0, 1\\)"),
+                (lambda: Momentum(0.1, beta=-0.1), "beta must be nonnegative"),
+                (lambda: Momentum(0.1, beta=np.nan), "beta must be a finite"),
+                (lambda: Adam(0.1, beta1=1.0), "beta1 must lie in"),
+                (lambda: Adam(0.1, beta2=-0.5), "beta2 must be nonnegative"),
+                (lambda: Adam(0.1, eps=0.0), "eps must be positive"),
+                (lambda: Adam(0.1, eps=np.nan), "eps must be a finite"),
+            ]
+        )
+    ],
+    # truncate_to_cosine, truncate_update
+    *[
+        pytest.param(lambda v=value: truncate_to_cosine(v, [1.0, 0.0], 0.5), m, id=f"update-{k}")
+        for k, value, m in [
+            ("NaN", [np.nan, 2.0], "update contains NaN"),
+            ("inf", [np.inf, 2.0], "update contains an infinite"),
+            ("complex", [1j, 2.0], "update is complex"),
+            ("masked", _masked(np.array([1.0, 2.0])), "update is a masked array"),
+            ("sparse", scipy.sparse.csr_array([[1.0, 2.0]]), "update is a sparse"),
+            ("string", "12", "update is a string"),
+            ("strings", ["1", "2"], "update is an array of strings"),
+            ("ragged", [[1.0], [2.0, 3.0]], "update is ragged"),
+            ("empty", [], "update is empty"),
+            ("shape", [1.0, 2.0, 3.0], "update has shape \\(3,\\) but gradient"),
+        ]
+    ],
+    pytest.param(lambda: truncate_to_cosine([1.0, 2.0], [0.0, 0.0], 0.5), "gradient is zero"),
+    pytest.param(lambda: truncate_to_cosine([1.0, 2.0], [1j, 0.0], 0.5), "gradient is complex"),
+    pytest.param(lambda: truncate_to_cosine([1.0, 2.0], [np.nan, 0], 0.5), "gradient contains"),
+    *[
+        pytest.param(lambda t=t: truncate_to_cosine([1.0, 2.0], [1.0, 0.0], t), m, id=f"thr-{t!r}")
+        for t, m in [
+            (-0.1, "threshold must lie in \\[0, 1\\]"),
+            (1.5, "threshold must lie in \\[0, 1\\]"),
+            (np.nan, "threshold must be a finite"),
+            ("0.5", "threshold must be a real number"),
+            (True, "threshold must be a real number"),
+            (0.5j, "threshold must be a real number"),
+            (None, "threshold must be a real number"),
+        ]
+    ],
+    pytest.param(lambda: truncate_update({"a": [1.0]}, {"b": [1.0]}, 0.5), "same tensor names"),
+    pytest.param(lambda: truncate_update([1.0], [1.0], 0.5), "must be mappings"),
+    pytest.param(lambda: truncate_update({"a": [1.0]}, {"a": [1.0, 2.0]}, 0.5), "update\\['a'\\]"),
+    pytest.param(lambda: truncate_update({"a": [np.nan]}, {"a": [1.0]}, 0.5), "contains NaN"),
+    pytest.param(lambda: truncate_update({"a": [1.0]}, {"a": [1.0]}, 2.0), "threshold"),
+    # train and run_grid
+    pytest.param(lambda: train(object(), _X, _Y, _X, _Y), "optimizer must have"),
+    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y, steps=0), "steps must be at least 1"),
+    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y, steps=2.5), "steps must be an integer"),
+    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y, steps=True), "steps must be an integer"),
+    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y, threshold=1.2), "threshold must lie in"),
+    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y, threshold=np.nan), "threshold"),
+    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y, n_hidden=0), "n_hidden must be at"),
+    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y, batch_size=0), "batch_size must be"),
+    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y, batch_size=21), "between 1 and 20"),
+    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y, batch_size=2.0), "batch_size must be"),
+    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y, seed=-1), "seed must be at least 0"),
+    pytest.param(lambda: train(SGD(0.1), _with(_X, (0, 0), np.nan), _Y, _X, _Y), "x_train cont"),
+    pytest.param(lambda: train(SGD(0.1), _X + 1j, _Y, _X, _Y), "x_train is complex"),
+    pytest.param(lambda: train(SGD(0.1), _masked(_X), _Y, _X, _Y), "x_train is a masked"),
+    pytest.param(lambda: train(SGD(0.1), _X[:, 0], _Y, _X, _Y), "x_train has shape"),
+    pytest.param(lambda: train(SGD(0.1), _X, _Y * 1.0, _X, _Y), "y_train must be integer"),
+    pytest.param(
+        lambda: train(SGD(0.1), _X, _Y - 1, _X, _Y), "y_train must be nonnegative integers"
+    ),
+    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X[:, :3], _Y), "x_test must have shape"),
+    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y + 1), "y_test must be integers in \\[0, 3"),
+    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y[:4]), "y_test must have shape \\(20,\\)"),
+    pytest.param(lambda: run_grid(SimpleNamespace(x_train=_X), steps=1), "data has no y_train"),
+    pytest.param(lambda: run_grid(_DATA, (), steps=1), "thresholds is empty"),
+    pytest.param(lambda: run_grid(_DATA, (1.5,), steps=1), "threshold must lie in"),
+    pytest.param(lambda: run_grid(_DATA, optimizers=[SGD()], steps=1), "optimizers must be a map"),
+    pytest.param(lambda: run_grid(_DATA, optimizers={"x": 1}, steps=1), "optimizer must have"),
+    pytest.param(lambda: run_grid(_DATA, steps=0), "steps must be at least 1"),
+]
+
+
+@pytest.mark.parametrize(("call", "match"), BAD_INPUT)
+def test_bad_input_table(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+GOOD_EDGE_INPUT = [
+    # (call, expected): inputs at the edges that must give the right answer
+    pytest.param(
+        lambda: truncate_to_cosine([0.0, 1e300], [1e300, 0.0], 0.6),
+        [0.48e300, 0.64e300],
+        id="1e300",
+    ),
+    pytest.param(
+        lambda: truncate_to_cosine([0.0, 1e-300], [1e-300, 0.0], 0.6),
+        [0.48e-300, 0.64e-300],
+        id="1e-300",
+    ),
+    pytest.param(
+        lambda: truncate_to_cosine([0.0, 3e-310], [1e300, 0.0], 0.6) / 1e-310,
+        [1.44, 1.92],
+        id="subnormal-update",
+    ),
+    pytest.param(lambda: truncate_to_cosine([0, 1], [1, 0], 0.6), [0.48, 0.64], id="int-lists"),
+    pytest.param(lambda: truncate_to_cosine([0.0, 1.0], [1.0, 0.0], 1), [0.0, 0.0], id="int-thr"),
+    pytest.param(
+        lambda: truncate_to_cosine(np.float32([0.0, 1.0]), [1.0, 0.0], 0.6), [0.48, 0.64], id="f32"
+    ),
+    pytest.param(
+        lambda: mlp_loss_and_grad(_PARAMS, _INPUTS, _LABELS.astype(np.uint8))[0],
+        mlp_loss_and_grad(_PARAMS, _INPUTS, _LABELS)[0],
+        id="uint8-labels",
+    ),
+    pytest.param(
+        lambda: mlp_predict(_PARAMS, _INPUTS.astype(np.float32)),
+        mlp_predict(_PARAMS, _INPUTS.astype(np.float32).astype(float)),
+        id="float32-inputs",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "expected"), GOOD_EDGE_INPUT)
+def test_edge_input_table(call, expected):
+    np.testing.assert_allclose(call(), expected, rtol=1e-12, atol=0)
+
+
+def test_accuracy_ties_go_to_the_lowest_class():
+    # All-zero parameters: every logit ties, so every prediction is class 0.
+    params = {name: np.zeros_like(value) for name, value in _PARAMS.items()}
+    _, _, accuracy = mlp_loss_and_grad(params, _INPUTS, _LABELS)
+    assert accuracy == np.mean(_LABELS == 0)
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.5, 0.9999999999999999, 1.0])
+def test_truncation_of_parallel_and_antiparallel_vectors(threshold):
+    # Rounding leaves a part across g of order 1e-16: it must not decide the result.
+    u = np.array([8.5, 8.49881153, -3.25])
+    np.testing.assert_array_equal(truncate_to_cosine(u, u, threshold), u)
+    np.testing.assert_array_equal(truncate_to_cosine(3 * u, u, threshold), 3 * u)
+    np.testing.assert_array_equal(truncate_to_cosine(u, -u, threshold), 0.0)
+    np.testing.assert_array_equal(truncate_to_cosine([1.0, 1.0], [-1.0, -1.0], threshold), 0.0)
+
+
+_PORTABLE = r"""
+import hashlib, json
+import numpy as np
+from cosine_book.optim import truncate_to_cosine, truncate_update
+rng = np.random.default_rng(20261122)
+results = {}
+for size in (2, 7, 64, 1_000, 4_097, 100_003):
+    u, g = rng.standard_normal(size), rng.standard_normal(size)
+    for threshold in (0.0, 0.5, 0.9, 1.0):
+        results[f"{size} {threshold}"] = truncate_to_cosine(u, g, threshold)
+        results[f"{size} {threshold} huge"] = truncate_to_cosine(1e300 * u, 1e-300 * g, threshold)
+update = {"W": rng.standard_normal((64, 32)), "b": rng.standard_normal(32)}
+gradient = {name: rng.standard_normal(value.shape) for name, value in update.items()}
+for name, value in truncate_update(update, gradient, 0.8).items():
+    results[f"update {name}"] = value
+print(json.dumps({
+    key: hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+    for key, a in results.items()
+}))
+"""
+
+
+def test_truncation_is_bit_identical_on_a_simulated_older_cpu():
+    import importlib.util
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("portability", root / "tests" / "portability.py")
+    portability = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(portability)
+    env, notes = portability.portability_env(os.environ, portability.probe(os.environ))
+
+    def compute(environment):
+        done = subprocess.run(
+            [sys.executable, "-c", _PORTABLE], env=environment, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    here, there = compute(dict(os.environ)), compute(env)
+    differing = sorted(name for name in here if here[name] != there[name])
+    assert not differing, f"truncation differs on the simulated CPU ({notes}): {differing}"

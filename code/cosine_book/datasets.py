@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from cosine_book._validation import as_float_scalar, as_int_scalar
+
 __all__ = [
     "BerkeleyAdmissions",
     "DigitsSplit",
@@ -51,9 +53,10 @@ def load_digits_split(test_fraction: float = 0.25, seed: int = 0) -> DigitsSplit
     Parameters
     ----------
     test_fraction : float
-        Share of the images held out for testing, in ``(0, 1)``.
+        Share of the images held out for testing, in ``(0, 1)``; both parts must
+        get at least one image.
     seed : int
-        Seed of the random permutation that makes the split.
+        Seed of the random permutation that makes the split (nonnegative).
 
     Returns
     -------
@@ -67,15 +70,22 @@ def load_digits_split(test_fraction: float = 0.25, seed: int = 0) -> DigitsSplit
     >>> float(split.x_train.max())
     1.0
     """
-    if not 0.0 < test_fraction < 1.0:
-        raise ValueError(f"test_fraction must lie in (0, 1); got {test_fraction}")
+    fraction = as_float_scalar(test_fraction, "test_fraction")
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"test_fraction must lie in (0, 1); got {test_fraction!r}")
+    seed = as_int_scalar(seed, "seed", minimum=0)
     from sklearn.datasets import load_digits
 
     digits = load_digits()
     images = digits.data.astype(np.float64) / 16.0
     labels = digits.target.astype(np.int64)
+    n_test = int(round(fraction * len(labels)))
+    if not 0 < n_test < len(labels):
+        raise ValueError(
+            f"test_fraction={test_fraction!r} leaves {n_test} of {len(labels)} images for "
+            "testing; expected at least one image in each part"
+        )
     order = np.random.default_rng(seed).permutation(len(labels))
-    n_test = int(round(test_fraction * len(labels)))
     test, train = order[:n_test], order[n_test:]
     return DigitsSplit(images[train], images[test], labels[train], labels[test])
 

@@ -30,18 +30,44 @@ SciPy's ``eigh`` drivers). Tiny
 negative eigenvalues from rounding are clipped to zero, eigenpairs are sorted
 by descending singular value, and each eigenvector's sign is fixed so that its
 largest-magnitude entry is positive; outputs are thus deterministic.
+
+Any scale of ``X``
+------------------
+When the largest entry of ``X`` lies outside ``[2**-100, 2**100]`` (about
+``[8e-31, 1.3e30]``), ``X^T X`` is formed from ``X`` divided by a power of four,
+which is exact, and the singular values are multiplied back; the closed forms,
+cosines and the alternating solver work in those units too. So entries near
+``1e200`` or ``1e-170`` give the right answer instead of an overflow or a
+silent zero, and inside the range nothing is rescaled (results are unchanged
+bit for bit). Cosine matrices divide each row by a power of two near its
+largest entry before normalising it.
+
+Determinism
+-----------
+Vector sums are NumPy sums in a fixed (pairwise) order, ties are broken in a
+documented way (:func:`cluster_recovery`, :func:`cluster_order`), and only
+matrix products and the eigendecomposition use BLAS/LAPACK, whose last bits
+may differ between CPUs.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from numbers import Integral
 from typing import Any, Literal
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
+
+from cosine_book._validation import (
+    as_float_scalar,
+    as_int_scalar,
+    as_labels,
+    as_real_array,
+    as_real_matrix,
+)
 
 __all__ = [
     "ClosedFormCheck",
@@ -72,53 +98,58 @@ __all__ = [
 
 Matrix = NDArray[Any] | scipy.sparse.sparray | scipy.sparse.spmatrix
 
+# Entries of X up to 2**100 in magnitude (and down to 2**-100) keep X^T X, losses
+# and squared singular values far from overflow and underflow; outside, X is
+# divided by a power of four first.
+_SAFE_EXPONENT = 100
+# The smallest positive float whose reciprocal is finite (about 5.6e-309).
+_SMALLEST_INVERTIBLE = float(np.nextafter(1.0 / np.finfo(np.float64).max, 1.0))
+
 
 # ---------------------------------------------------------------------------
-# Input checks
+# Input checks: all through cosine_book._validation
 # ---------------------------------------------------------------------------
 
 
-def _check_matrix(X: Any, what: str = "X") -> Any:
-    """Return ``X`` as a 2-d float array or a float CSR matrix, after checking it."""
-    if scipy.sparse.issparse(X):
-        if X.ndim != 2:
-            raise ValueError(f"{what} has {X.ndim} dimensions; expected a 2-d matrix")
-        X = scipy.sparse.csr_array(X, dtype=np.float64)
-        data = X.data
-    else:
-        try:
-            X = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"{what} is not an array of real numbers: {error}") from None
-        if X.ndim != 2:
-            raise ValueError(f"{what} has shape {X.shape}; expected a 2-d (users x items) matrix")
-        data = X
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{what} has shape {X.shape}; expected at least one row and column")
-    if not np.all(np.isfinite(data)):
-        raise ValueError(f"{what} contains NaN or infinite entries; expected finite numbers")
-    return X
+def _check_matrix(X: Any, what: str = "X") -> NDArray[np.float64] | scipy.sparse.csr_array:
+    """``X`` as a finite 2-D float64 array or canonical float64 CSR array (sparse allowed).
+
+    Also imported by :mod:`cosine_book.widgets.factorization`.
+    """
+    matrix = as_real_matrix(X, what, allow_sparse=True)
+    if scipy.sparse.issparse(matrix) and not matrix.has_canonical_format:
+        matrix = matrix.copy()  # never reorder the caller's arrays
+        matrix.sum_duplicates()
+    return matrix
 
 
-def _check_lam(lam: float) -> float:
-    lam = float(lam)
-    if not np.isfinite(lam) or lam <= 0:
-        raise ValueError(f"lam must be a positive finite number; got {lam}")
-    return lam
+def _check_lam(lam: Any, name: str = "lam") -> float:
+    """A positive finite regularisation strength (also used by the widgets)."""
+    return as_float_scalar(lam, name, positive=True)
 
 
-def _check_k(k: Any, n_items: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, Integral):
-        raise ValueError(f"k must be an integer between 1 and {n_items}; got {k!r}")
-    if not 1 <= int(k) <= n_items:
-        raise ValueError(f"k must be between 1 and the number of items {n_items}; got {k}")
-    return int(k)
+def _check_k(k: Any, n_items: int, name: str = "k") -> int:
+    """An integer embedding dimension in ``[1, n_items]`` (also used by the widgets)."""
+    return as_int_scalar(k, name, minimum=1, maximum=n_items)
 
 
-def _check_factors(A: ArrayLike, B: ArrayLike, n_items: int | None = None) -> tuple:
-    A = np.asarray(A, dtype=np.float64)
-    B = np.asarray(B, dtype=np.float64)
-    if A.ndim != 2 or B.ndim != 2 or A.shape != B.shape:
+def _check_objective(objective: Any) -> int:
+    objective = as_int_scalar(objective, "objective")
+    if objective not in (1, 2):
+        raise ValueError(f"objective must be 1 or 2; got {objective}")
+    return objective
+
+
+def _check_seed(seed: Any) -> int:
+    return as_int_scalar(seed, "seed", minimum=0)
+
+
+def _check_factors(
+    A: Any, B: Any, n_items: int | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    A = as_real_matrix(A, "A")
+    B = as_real_matrix(B, "B")
+    if A.shape != B.shape:
         raise ValueError(
             f"A has shape {A.shape} and B has shape {B.shape}; "
             "expected two matrices of the same shape (n_items, k)"
@@ -129,6 +160,77 @@ def _check_factors(A: ArrayLike, B: ArrayLike, n_items: int | None = None) -> tu
             "expected one row per item"
         )
     return A, B
+
+
+def _as_clusters(clusters: Any, n_items: int | None = None) -> NDArray[np.intp]:
+    """Each item's index into the sorted distinct cluster labels."""
+    if n_items is None:
+        if isinstance(clusters, np.ndarray) and clusters.ndim != 1:
+            raise ValueError(f"clusters has shape {clusters.shape}; expected a 1-D array of labels")
+        try:
+            n_items = len(clusters)
+        except TypeError:
+            raise ValueError(
+                f"clusters must be a 1-D sequence of labels; got {clusters!r}"
+            ) from None
+        if n_items == 0:
+            raise ValueError("clusters is empty; expected one label per item")
+    return as_labels(clusters, "clusters", n_items)[1]
+
+
+def _as_spectrum(X: Any) -> Spectrum:
+    """A :class:`Spectrum` as given (after checking it), or the spectrum of a checked ``X``."""
+    if not isinstance(X, Spectrum):
+        return _spectrum(_check_matrix(X))
+    singular_values = as_real_array(X.singular_values, "spectrum.singular_values", ndim=1).astype(
+        np.float64, copy=False
+    )
+    vectors = as_real_matrix(X.vectors, "spectrum.vectors")
+    if vectors.shape[1] != singular_values.size or singular_values.size > vectors.shape[0]:
+        raise ValueError(
+            f"spectrum has {singular_values.size} singular values and vectors of shape "
+            f"{vectors.shape}; expected vectors of shape (n_items, {singular_values.size})"
+        )
+    if np.any(singular_values < 0):
+        raise ValueError("spectrum.singular_values has negative entries; expected sigma >= 0")
+    return Spectrum(singular_values, vectors)
+
+
+# ---------------------------------------------------------------------------
+# Scaling by powers of two (exact)
+# ---------------------------------------------------------------------------
+
+
+def _max_abs(X: NDArray[np.float64] | scipy.sparse.csr_array) -> float:
+    """Largest absolute entry (0 for an all-zero matrix), without an ``abs`` copy."""
+    data = X.data if scipy.sparse.issparse(X) else X
+    if data.size == 0:
+        return 0.0
+    return float(max(np.max(data), -np.min(data)))
+
+
+def _scale_exponent(max_abs: float) -> int:
+    """Even ``e`` such that ``max_abs / 2**e`` is of order one; 0 inside the safe range."""
+    if max_abs == 0.0 or 2.0**-_SAFE_EXPONENT <= max_abs <= 2.0**_SAFE_EXPONENT:
+        return 0
+    return 2 * (math.frexp(max_abs)[1] // 2)
+
+
+def _scaled(X: Any, exponent: int) -> Any:
+    """``X / 2**exponent``, exactly (a new array unless ``exponent == 0``)."""
+    if exponent == 0:
+        return X
+    if scipy.sparse.issparse(X):
+        scaled = X.copy()
+        scaled.data = np.ldexp(scaled.data, -exponent)
+        return scaled
+    return np.ldexp(X, -exponent)
+
+
+def _ldexp_scalar(value: float, exponent: int) -> float:
+    """``value * 2**exponent``, saturating to 0 or inf instead of raising."""
+    with np.errstate(over="ignore", under="ignore"):
+        return float(np.ldexp(value, exponent))
 
 
 # ---------------------------------------------------------------------------
@@ -153,16 +255,58 @@ class Spectrum:
     vectors: NDArray[np.float64]
 
 
+def _gram(X: NDArray[np.float64] | scipy.sparse.csr_array) -> NDArray[np.float64]:
+    """``X^T X`` of a checked matrix, as it is (no scaling)."""
+    if scipy.sparse.issparse(X):
+        return np.asarray((X.T @ X).toarray(), dtype=np.float64)
+    # X.T @ X on the same buffer lets NumPy call the symmetric BLAS kernel.
+    return X.T @ X
+
+
+def _scaled_gram(
+    X: NDArray[np.float64] | scipy.sparse.csr_array,
+) -> tuple[NDArray[np.float64], int]:
+    """``(X^T X / 4**e, e)`` with ``e`` from :func:`_scale_exponent` (0 in the safe range)."""
+    exponent = _scale_exponent(_max_abs(X))
+    return _gram(_scaled(X, exponent)), exponent
+
+
+def _gram_in_units(X: NDArray[np.float64] | scipy.sparse.csr_array) -> NDArray[np.float64]:
+    """``X^T X`` in the units of ``X``, or a clear error if it is not representable."""
+    G, exponent = _scaled_gram(X)
+    if exponent == 0:
+        return G
+    largest = float(np.max(np.diagonal(G)))  # a Gram matrix peaks on its diagonal
+    if not math.isfinite(_ldexp_scalar(largest, 2 * exponent)):
+        raise ValueError(
+            f"X^T X overflows float64: X has entries up to {_max_abs(X):.3g}, so X^T X "
+            f"has entries near {largest:.3g} * 2**{2 * exponent}; divide X by a constant "
+            "(gram_spectrum, the fit functions and the cosines handle any scale)"
+        )
+    with np.errstate(under="ignore"):
+        return np.ldexp(G, 2 * exponent)
+
+
 def gram(X: Matrix) -> NDArray[np.float64]:
     """Return the item Gram matrix ``X^T X`` as a dense float64 array.
 
     Parameters
     ----------
     X : array_like or scipy.sparse matrix of shape (n_users, n_items)
+        Finite real numbers.
 
     Returns
     -------
     ndarray of shape (n_items, n_items)
+
+    Raises
+    ------
+    ValueError
+        For input that is not a finite real matrix (see
+        :func:`cosine_book._validation.as_real_matrix`), and when ``X^T X``
+        overflows float64 (entries of ``X`` beyond about ``1e154``). Tiny entries
+        are fine: ``X^T X`` is formed in scaled units and products below the
+        float64 range round to zero.
 
     Examples
     --------
@@ -170,11 +314,7 @@ def gram(X: Matrix) -> NDArray[np.float64]:
     array([[2., 1.],
            [1., 1.]])
     """
-    X = _check_matrix(X)
-    if scipy.sparse.issparse(X):
-        return np.asarray((X.T @ X).toarray(), dtype=np.float64)
-    # X.T @ X on the same buffer lets NumPy call the symmetric BLAS kernel.
-    return X.T @ X
+    return _gram_in_units(_check_matrix(X))
 
 
 def _spectrum_from_gram(G: NDArray[np.float64], driver: str = "numpy") -> Spectrum:
@@ -182,19 +322,43 @@ def _spectrum_from_gram(G: NDArray[np.float64], driver: str = "numpy") -> Spectr
         eigenvalues, vectors = np.linalg.eigh(G)
     else:
         eigenvalues, vectors = scipy.linalg.eigh(G, driver=driver, check_finite=False)
+    # Descending; equal eigenvalues keep LAPACK's order reversed (a stable sort).
     order = np.argsort(eigenvalues, kind="stable")[::-1]
     eigenvalues, vectors = eigenvalues[order], vectors[:, order]
     # Rounding can leave eigenvalues of a PSD matrix slightly negative.
     singular_values = np.sqrt(np.clip(eigenvalues, 0.0, None))
-    # Fix the sign of each eigenvector: largest-magnitude entry positive.
+    # Fix the sign of each eigenvector: largest-magnitude entry positive (the
+    # first such entry if several tie, as argmax returns the lowest index).
     pivots = np.argmax(np.abs(vectors), axis=0)
     signs = np.sign(vectors[pivots, np.arange(vectors.shape[1])])
     signs[signs == 0] = 1.0
     return Spectrum(singular_values, np.ascontiguousarray(vectors * signs))
 
 
+def _spectrum_from_scaled_gram(G: NDArray[np.float64], exponent: int) -> Spectrum:
+    """Spectrum of ``X`` from ``X^T X / 4**exponent`` (singular values scaled back)."""
+    spectrum = _spectrum_from_gram(G)
+    if exponent == 0:
+        return spectrum
+    with np.errstate(over="ignore", under="ignore"):
+        singular_values = np.ldexp(spectrum.singular_values, exponent)
+    if not math.isfinite(float(singular_values[0])):  # descending: the first is the largest
+        raise ValueError(
+            "the largest singular value of X exceeds the float64 range (about 1.8e308); "
+            "divide X by a constant (and lam accordingly)"
+        )
+    return Spectrum(singular_values, spectrum.vectors)
+
+
+def _spectrum(X: NDArray[np.float64] | scipy.sparse.csr_array) -> Spectrum:
+    return _spectrum_from_scaled_gram(*_scaled_gram(X))
+
+
 def gram_spectrum(X: Matrix) -> Spectrum:
     """Singular values and right singular vectors of ``X`` from the Gram matrix ``X^T X``.
+
+    Works at any scale of ``X`` (see the module notes): entries near ``1e200``
+    or ``1e-170`` give the singular values in the units of ``X``.
 
     Parameters
     ----------
@@ -212,12 +376,23 @@ def gram_spectrum(X: Matrix) -> Spectrum:
     [3.0, 2.0]
     >>> spectrum.vectors.round(4).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
+    >>> gram_spectrum([[3e200, 0.0], [0.0, 2e200]]).singular_values.tolist()
+    [3e+200, 2e+200]
     """
-    return _spectrum_from_gram(gram(X))
+    return _spectrum(_check_matrix(X))
 
 
-def _spectrum_of(X: Matrix | Spectrum) -> Spectrum:
-    return X if isinstance(X, Spectrum) else gram_spectrum(X)
+def _shrinkage(singular_values: NDArray[np.float64], lam: float) -> NDArray[np.float64]:
+    """``sigma^2 / (sigma^2 + lam)`` (0 where ``sigma = 0``), at any scale of ``sigma``."""
+    exponent = _scale_exponent(float(np.max(singular_values, initial=0.0)))
+    if exponent:
+        # The same ratio in units where the largest sigma is of order one; lam may
+        # round to 0 (it is negligible) or inf (it dominates): both give the limit.
+        singular_values = np.ldexp(singular_values, -exponent)
+        lam = _ldexp_scalar(lam, -2 * exponent)
+    squares = singular_values**2
+    with np.errstate(invalid="ignore"):
+        return np.divide(squares, squares + lam, out=np.zeros_like(squares), where=squares > 0)
 
 
 def dropout_shrinkage(singular_values: ArrayLike, lam: float) -> NDArray[np.float64]:
@@ -226,6 +401,7 @@ def dropout_shrinkage(singular_values: ArrayLike, lam: float) -> NDArray[np.floa
     Parameters
     ----------
     singular_values : array_like of shape (k,)
+        Nonnegative, finite; any scale (``1e200`` works).
     lam : float
         Regularisation strength, positive.
 
@@ -237,15 +413,41 @@ def dropout_shrinkage(singular_values: ArrayLike, lam: float) -> NDArray[np.floa
     --------
     >>> dropout_shrinkage([10.0, 1.0, 0.0], lam=1.0).round(4).tolist()
     [0.9901, 0.5, 0.0]
+    >>> dropout_shrinkage([1e200, 0.0], lam=1e300).tolist()  # sigma^2 = 1e400: any scale
+    [1.0, 0.0]
     """
     lam = _check_lam(lam)
-    squares = np.asarray(singular_values, dtype=np.float64) ** 2
-    return squares / (squares + lam)
+    sigma = as_real_array(singular_values, "singular_values", ndim=1).astype(np.float64, copy=False)
+    if np.any(sigma < 0):
+        raise ValueError(
+            f"singular_values has a negative entry (first at index "
+            f"{int(np.argmax(sigma < 0))}); expected sigma >= 0"
+        )
+    return _shrinkage(sigma, lam)
 
 
 # ---------------------------------------------------------------------------
 # Closed forms
 # ---------------------------------------------------------------------------
+
+
+def _objective1(
+    spectrum: Spectrum, lam: float, k: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    shrink = _shrinkage(spectrum.singular_values[:k], lam)
+    A = spectrum.vectors[:, :k] * np.sqrt(shrink)
+    return A, A.copy()
+
+
+def _objective2(
+    spectrum: Spectrum, lam: float, k: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    # No squares: sigma - lam, its root and the ratio stay in range at any scale.
+    sigma = spectrum.singular_values[:k]
+    kept = np.sqrt(np.clip(sigma - lam, 0.0, None))
+    scale_a = np.divide(kept, sigma, out=np.zeros_like(kept), where=sigma > 0)
+    V = spectrum.vectors[:, :k]
+    return V * scale_a, V * kept
 
 
 def fit_objective1(
@@ -259,9 +461,10 @@ def fit_objective1(
     Parameters
     ----------
     X : array_like, scipy.sparse matrix or Spectrum
-        The ``(n_users, n_items)`` data, or its precomputed :class:`Spectrum`.
+        The ``(n_users, n_items)`` data (finite, real, any scale), or its
+        precomputed :class:`Spectrum`.
     lam : float
-        Regularisation strength, positive.
+        Regularisation strength, positive (in the units of ``sigma^2``).
     k : int, optional
         Embedding dimension, ``1 <= k <= n_items``; default ``n_items`` (full rank).
 
@@ -278,14 +481,15 @@ def fit_objective1(
     >>> gradient_A, gradient_B = objective1_gradient(X, A, B, lam=0.5)
     >>> bool(np.abs(gradient_A).max() < 1e-12 and np.abs(gradient_B).max() < 1e-12)
     True
+    >>> A_big, _ = fit_objective1(1e100 * X, lam=0.5e200, k=2)  # X and lam in other units
+    >>> bool(np.allclose(A_big, A, atol=1e-15))
+    True
     """
     lam = _check_lam(lam)
-    spectrum = _spectrum_of(X)
-    n_items = spectrum.vectors.shape[0]
-    k = n_items if k is None else _check_k(k, n_items)
-    shrink = dropout_shrinkage(spectrum.singular_values[:k], lam)
-    A = spectrum.vectors[:, :k] * np.sqrt(shrink)
-    return A, A.copy()
+    spectrum = _as_spectrum(X)
+    n_values = spectrum.singular_values.size
+    k = n_values if k is None else _check_k(k, n_values)
+    return _objective1(spectrum, lam, k)
 
 
 def fit_objective2(
@@ -302,7 +506,8 @@ def fit_objective2(
     Parameters
     ----------
     X : array_like, scipy.sparse matrix or Spectrum
-        The ``(n_users, n_items)`` data, or its precomputed :class:`Spectrum`.
+        The ``(n_users, n_items)`` data (finite, real, any scale), or its
+        precomputed :class:`Spectrum`.
     lam : float
         Regularisation strength, positive. Compare with ``sigma_i``, not ``sigma_i^2``.
     k : int
@@ -321,14 +526,24 @@ def fit_objective2(
     [3.5, 0.5, 0.0]
     """
     lam = _check_lam(lam)
-    spectrum = _spectrum_of(X)
-    n_items = spectrum.vectors.shape[0]
-    k = _check_k(k, n_items)
-    sigma = spectrum.singular_values[:k]
-    kept = np.sqrt(np.clip(sigma - lam, 0.0, None))
-    scale_a = np.divide(kept, sigma, out=np.zeros_like(kept), where=sigma > 0)
-    V = spectrum.vectors[:, :k]
-    return V * scale_a, V * kept
+    spectrum = _as_spectrum(X)
+    k = _check_k(k, spectrum.singular_values.size)
+    return _objective2(spectrum, lam, k)
+
+
+def _rescale(
+    A: NDArray[np.float64], B: NDArray[np.float64], d: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    with np.errstate(over="ignore", under="ignore"):
+        A_D, B_D = A * d, B / d
+    for name, result in (("A diag(d)", A_D), ("B diag(1/d)", B_D)):
+        if not math.isfinite(_max_abs(result)):
+            raise ValueError(
+                f"{name} overflows float64 (A has entries up to {_max_abs(A):.3g}, "
+                f"B up to {_max_abs(B):.3g}, |d| from {float(np.min(np.abs(d))):.3g} to "
+                f"{float(np.max(np.abs(d))):.3g}); expected scales that keep both finite"
+            )
+    return A_D, B_D
 
 
 def rescale(
@@ -341,12 +556,20 @@ def rescale(
     Parameters
     ----------
     A, B : array_like of shape (n_items, k)
+        Finite real matrices of the same shape.
     d : array_like of shape (k,)
-        Diagonal of ``D``; finite and nonzero.
+        Diagonal of ``D``: finite, nonzero, and with a finite reciprocal
+        (``|d_i| >= 5.6e-309``).
 
     Returns
     -------
     A_D, B_D : ndarray of shape (n_items, k)
+
+    Raises
+    ------
+    ValueError
+        For non-finite, complex, masked, sparse or mismatched factors, a ``d`` of
+        the wrong shape, a zero or too small ``d_i``, or a result that overflows.
 
     Examples
     --------
@@ -356,16 +579,29 @@ def rescale(
     ([[2.0, 1.0], [6.0, 2.0]], [[0.5, 4.0], [1.5, 8.0]])
     >>> bool(np.allclose(A_D @ B_D.T, A @ A.T))
     True
+    >>> rescale(A, A, [1.0, 1e-310])
+    Traceback (most recent call last):
+    ...
+    ValueError: d[1] = 1e-310 has no finite reciprocal; expected |d_i| >= 5.56e-309 ...
     """
     A, B = _check_factors(A, B)
-    d = np.asarray(d, dtype=np.float64)
+    d = as_real_array(d, "d", ndim=1).astype(np.float64, copy=False)
     if d.shape != (A.shape[1],):
         raise ValueError(
             f"d has shape {d.shape}; expected one scale per latent dimension, shape ({A.shape[1]},)"
         )
-    if not np.all(np.isfinite(d)) or np.any(d == 0):
-        raise ValueError("d must be finite and nonzero (D must be invertible)")
-    return A * d, B / d
+    small = np.abs(d) < _SMALLEST_INVERTIBLE
+    if small.any():
+        index = int(np.argmax(small))
+        if d[index] == 0:
+            raise ValueError(
+                f"d has a zero at index {index}; expected nonzero scales (D must be invertible)"
+            )
+        raise ValueError(
+            f"d[{index}] = {d[index]:.3g} has no finite reciprocal; expected |d_i| >= "
+            f"{_SMALLEST_INVERTIBLE:.3g} (D must be invertible in float64)"
+        )
+    return _rescale(A, B, d)
 
 
 # ---------------------------------------------------------------------------
@@ -373,16 +609,85 @@ def rescale(
 # ---------------------------------------------------------------------------
 
 
-def _residual_parts(X: Matrix, A: NDArray[Any], B: NDArray[Any]) -> tuple:
+def _overflow_error(what: str, X: Any, A: NDArray[Any], B: NDArray[Any]) -> ValueError:
+    return ValueError(
+        f"{what} overflows float64 (X has entries up to {_max_abs(X):.3g}, A up to "
+        f"{_max_abs(A):.3g}, B up to {_max_abs(B):.3g}); divide X by a constant "
+        "(and lam accordingly) to evaluate it"
+    )
+
+
+def _residual_parts(
+    X: NDArray[np.float64] | scipy.sparse.csr_array,
+    A: NDArray[np.float64],
+    B: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    XA = np.asarray(X @ A)
+    dense = X.toarray() if scipy.sparse.issparse(X) else X
+    return XA, dense - XA @ B.T
+
+
+def _loss(
+    X: NDArray[np.float64] | scipy.sparse.csr_array,
+    A: NDArray[np.float64],
+    B: NDArray[np.float64],
+    lam: float,
+    objective: int,
+) -> float:
+    """Either loss, for checked input; a clear error if it overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        XA, residual = _residual_parts(X, A, B)
+        if objective == 1:
+            value = float(np.sum(residual**2) + lam * np.sum((A @ B.T) ** 2))
+        else:
+            value = float(np.sum(residual**2) + lam * (np.sum(XA**2) + np.sum(B**2)))
+    if not math.isfinite(value):
+        raise _overflow_error(f"the objective {objective} loss", X, A, B)
+    return value
+
+
+def _gradient(
+    G: NDArray[np.float64],
+    A: NDArray[np.float64],
+    B: NDArray[np.float64],
+    lam: float,
+    objective: int,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Either gradient from the Gram matrix ``G = X^T X``, for checked input."""
+    W = A @ B.T
+    if objective == 1:
+        grad_W = 2.0 * (G @ W - G + lam * W)
+        return grad_W @ B, grad_W.T @ A
+    grad_A = 2.0 * ((G @ W - G) @ B + lam * G @ A)
+    grad_B = 2.0 * ((W.T @ G - G) @ A + lam * B)
+    return grad_A, grad_B
+
+
+def _checked_loss(X: Any, A: Any, B: Any, lam: Any, objective: int) -> float:
+    lam = _check_lam(lam)
     X = _check_matrix(X)
     A, B = _check_factors(A, B, X.shape[1])
-    XA = np.asarray(X @ A)
-    residual = (X - XA @ B.T) if not scipy.sparse.issparse(X) else X.toarray() - XA @ B.T
-    return X, A, B, XA, residual
+    return _loss(X, A, B, lam, objective)
+
+
+def _checked_gradient(
+    X: Any, A: Any, B: Any, lam: Any, objective: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    lam = _check_lam(lam)
+    X = _check_matrix(X)
+    A, B = _check_factors(A, B, X.shape[1])
+    G = _gram_in_units(X)
+    with np.errstate(over="ignore", invalid="ignore"):
+        gradients = _gradient(G, A, B, lam, objective)
+    if not all(math.isfinite(_max_abs(g)) for g in gradients):
+        raise _overflow_error(f"the objective {objective} gradient", X, A, B)
+    return gradients
 
 
 def objective1_loss(X: Matrix, A: ArrayLike, B: ArrayLike, lam: float) -> float:
     """Value of ``||X - X A B^T||_F^2 + lam ||A B^T||_F^2``.
+
+    Raises ``ValueError`` for bad input and when the value overflows float64.
 
     Examples
     --------
@@ -390,13 +695,13 @@ def objective1_loss(X: Matrix, A: ArrayLike, B: ArrayLike, lam: float) -> float:
     >>> round(objective1_loss(X, 0.5 * np.eye(2), np.eye(2), lam=1.0), 4)
     1.0
     """
-    lam = _check_lam(lam)
-    X, A, B, _, residual = _residual_parts(X, A, B)
-    return float(np.sum(residual**2) + lam * np.sum((A @ B.T) ** 2))
+    return _checked_loss(X, A, B, lam, 1)
 
 
 def objective2_loss(X: Matrix, A: ArrayLike, B: ArrayLike, lam: float) -> float:
     """Value of ``||X - X A B^T||_F^2 + lam (||X A||_F^2 + ||B||_F^2)``.
+
+    Raises ``ValueError`` for bad input and when the value overflows float64.
 
     Examples
     --------
@@ -404,9 +709,7 @@ def objective2_loss(X: Matrix, A: ArrayLike, B: ArrayLike, lam: float) -> float:
     >>> round(objective2_loss(X, 0.5 * np.eye(2), np.eye(2), lam=1.0), 4)
     3.0
     """
-    lam = _check_lam(lam)
-    X, A, B, XA, residual = _residual_parts(X, A, B)
-    return float(np.sum(residual**2) + lam * (np.sum(XA**2) + np.sum(B**2)))
+    return _checked_loss(X, A, B, lam, 2)
 
 
 def objective1_gradient(
@@ -423,13 +726,7 @@ def objective1_gradient(
     >>> [float(np.abs(g).max().round(8)) for g in objective1_gradient(X, A, B, lam=1.0)]
     [0.0, 0.0]
     """
-    lam = _check_lam(lam)
-    X = _check_matrix(X)
-    A, B = _check_factors(A, B, X.shape[1])
-    G = gram(X)
-    W = A @ B.T
-    grad_W = 2.0 * (G @ W - G + lam * W)
-    return grad_W @ B, grad_W.T @ A
+    return _checked_gradient(X, A, B, lam, 1)
 
 
 def objective2_gradient(
@@ -444,14 +741,56 @@ def objective2_gradient(
     >>> [float(np.abs(g).max().round(8)) for g in objective2_gradient(X, A, B, lam=1.0)]
     [0.0, 0.0]
     """
-    lam = _check_lam(lam)
-    X = _check_matrix(X)
-    A, B = _check_factors(A, B, X.shape[1])
-    G = gram(X)
-    W = A @ B.T
-    grad_A = 2.0 * ((G @ W - G) @ B + lam * G @ A)
-    grad_B = 2.0 * ((W.T @ G - G) @ A + lam * B)
-    return grad_A, grad_B
+    return _checked_gradient(X, A, B, lam, 2)
+
+
+def _lam_in_units(lam: float, exponent: int, objective: int, X: Any) -> float:
+    """``lam`` in the units of ``X / 2**exponent`` (objective 1: over ``4**exponent``)."""
+    if exponent == 0:
+        return lam
+    scaled = _ldexp_scalar(lam, -2 * exponent if objective == 1 else -exponent)
+    if scaled == 0.0 or not math.isfinite(scaled):
+        unit = "sigma^2" if objective == 1 else "sigma"
+        raise ValueError(
+            f"lam = {lam:.3g} is out of proportion to X (entries up to {_max_abs(X):.3g}): "
+            f"it rounds to {scaled:g} relative to X's scale; expected lam on the scale of "
+            f"{unit} (objective {objective})"
+        )
+    return scaled
+
+
+def _alternating(
+    X: NDArray[np.float64] | scipy.sparse.csr_array,
+    lam: float,
+    k: int,
+    objective: int,
+    n_iter: int,
+    seed: int,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    # Work with X / 2**e (e = 0 inside the safe range, so usually X itself).
+    G, exponent = _scaled_gram(X)
+    lam = _lam_in_units(lam, exponent, objective, X)
+    n_items = G.shape[0]
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n_items, k)) / np.sqrt(n_items)
+    B = rng.standard_normal((n_items, k)) / np.sqrt(n_items)
+    eye_k = np.eye(k)
+    G_reg = G + lam * np.eye(n_items)
+    for _ in range(n_iter):
+        if objective == 1:
+            # dL/dA = 0  <=>  (G + lam I) A (B^T B) = G B
+            A = np.linalg.solve(G_reg, G @ B) @ np.linalg.pinv(B.T @ B)
+            # dL/dB = 0  <=>  B (A^T (G + lam I) A) = G A
+            B = G @ A @ np.linalg.pinv(A.T @ G_reg @ A)
+        else:
+            # dL/dA = 0  <=>  G (A (B^T B + lam I) - B) = 0
+            A = B @ np.linalg.inv(B.T @ B + lam * eye_k)
+            # dL/dB = 0  <=>  B (A^T G A + lam I) = G A
+            B = G @ A @ np.linalg.inv(A.T @ G @ A + lam * eye_k)
+    if exponent and objective == 2:
+        # Objective 2 on X / s gives A sqrt(s) and B / sqrt(s) (s = 2**e, e even).
+        A, B = np.ldexp(A, -exponent // 2), np.ldexp(B, exponent // 2)
+    return A, B
 
 
 def fit_alternating(
@@ -478,9 +817,9 @@ def fit_alternating(
         Embedding dimension.
     objective : {1, 2}
     n_iter : int
-        Number of alternating sweeps.
+        Number of alternating sweeps, at least 1.
     seed : int
-        Seed of the random start.
+        Seed of the random start (nonnegative).
 
     Returns
     -------
@@ -494,30 +833,13 @@ def fit_alternating(
     >>> bool(np.allclose(A @ B.T, A1 @ B1.T, atol=1e-8))
     True
     """
+    objective = _check_objective(objective)
     lam = _check_lam(lam)
     X = _check_matrix(X)
-    n_items = X.shape[1]
-    k = _check_k(k, n_items)
-    if objective not in (1, 2):
-        raise ValueError(f"objective must be 1 or 2; got {objective!r}")
-    G = gram(X)
-    rng = np.random.default_rng(seed)
-    A = rng.standard_normal((n_items, k)) / np.sqrt(n_items)
-    B = rng.standard_normal((n_items, k)) / np.sqrt(n_items)
-    eye_k = np.eye(k)
-    G_reg = G + lam * np.eye(n_items)
-    for _ in range(n_iter):
-        if objective == 1:
-            # dL/dA = 0  <=>  (G + lam I) A (B^T B) = G B
-            A = np.linalg.solve(G_reg, G @ B) @ np.linalg.pinv(B.T @ B)
-            # dL/dB = 0  <=>  B (A^T (G + lam I) A) = G A
-            B = G @ A @ np.linalg.pinv(A.T @ G_reg @ A)
-        else:
-            # dL/dA = 0  <=>  G (A (B^T B + lam I) - B) = 0
-            A = B @ np.linalg.inv(B.T @ B + lam * eye_k)
-            # dL/dB = 0  <=>  B (A^T G A + lam I) = G A
-            B = G @ A @ np.linalg.inv(A.T @ G @ A + lam * eye_k)
-    return A, B
+    k = _check_k(k, X.shape[1])
+    n_iter = as_int_scalar(n_iter, "n_iter", minimum=1)
+    seed = _check_seed(seed)
+    return _alternating(X, lam, k, objective, n_iter, seed)
 
 
 @dataclass(frozen=True)
@@ -540,6 +862,14 @@ class ClosedFormCheck:
     iterative_gap: float
 
 
+def _fit_closed_form(
+    X: NDArray[np.float64] | scipy.sparse.csr_array, lam: float, k: int, objective: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The closed form of either objective, for checked input."""
+    spectrum = _spectrum(X)
+    return _objective1(spectrum, lam, k) if objective == 1 else _objective2(spectrum, lam, k)
+
+
 def closed_form_check(
     X: Matrix,
     lam: float,
@@ -553,16 +883,21 @@ def closed_form_check(
 ) -> ClosedFormCheck:
     """Check a closed form three ways: zero gradient, no better perturbation, same as iterating.
 
+    If the largest entry of ``X`` lies outside ``[2**-100, 2**100]``, the check
+    runs on ``X`` divided by a power of four and ``lam`` in the same units (the
+    same problem; the reported ratios are then those of the rescaled problem).
+
     Parameters
     ----------
     X : array_like or scipy.sparse matrix of shape (n_users, n_items)
+        Not all zero.
     lam : float
     k : int
     objective : {1, 2}
     n_perturbations : int
-        Random Gaussian perturbations of ``(A, B)`` per size.
+        Random Gaussian perturbations of ``(A, B)`` per size, at least 1.
     sizes : tuple of float
-        Standard deviations of the perturbations.
+        Standard deviations of the perturbations, positive.
     n_iter : int
         Sweeps of :func:`fit_alternating`.
     seed : int
@@ -578,29 +913,42 @@ def closed_form_check(
     >>> bool(check.gradient < 1e-12 and check.loss_rise > 0 and check.iterative_gap < 1e-8)
     True
     """
-    if objective not in (1, 2):
-        raise ValueError(f"objective must be 1 or 2; got {objective!r}")
+    objective = _check_objective(objective)
+    lam = _check_lam(lam)
     X = _check_matrix(X)
-    fit, loss, gradient = (
-        (fit_objective1, objective1_loss, objective1_gradient)
-        if objective == 1
-        else (fit_objective2, objective2_loss, objective2_gradient)
-    )
-    A, B = fit(X, lam, k)
-    scale = float(X.multiply(X).sum()) if scipy.sparse.issparse(X) else float(np.sum(X**2))
-    best = loss(X, A, B, lam)
+    k = _check_k(k, X.shape[1])
+    n_perturbations = as_int_scalar(n_perturbations, "n_perturbations", minimum=1)
+    sizes_array = as_real_array(sizes, "sizes", ndim=1).astype(np.float64, copy=False)
+    if np.any(sizes_array <= 0):
+        raise ValueError(f"sizes must be positive; got {sizes_array.tolist()}")
+    n_iter = as_int_scalar(n_iter, "n_iter", minimum=1)
+    seed = _check_seed(seed)
+    exponent = _scale_exponent(_max_abs(X))
+    lam = _lam_in_units(lam, exponent, objective, X)
+    X = _scaled(X, exponent)
+    data = X.data if scipy.sparse.issparse(X) else X
+    scale = float(np.sum(data * data))
+    if scale == 0.0:
+        raise ValueError("X is all zeros; expected some nonzero entries (the check divides by it)")
+    A, B = _fit_closed_form(X, lam, k, objective)
+    best = _loss(X, A, B, lam, objective)
     rng = np.random.default_rng(seed)
     rises = [
-        loss(
-            X, A + size * rng.standard_normal(A.shape), B + size * rng.standard_normal(B.shape), lam
+        _loss(
+            X,
+            A + size * rng.standard_normal(A.shape),
+            B + size * rng.standard_normal(B.shape),
+            lam,
+            objective,
         )
         - best
-        for size in sizes
+        for size in sizes_array
         for _ in range(n_perturbations)
     ]
-    A_iter, B_iter = fit_alternating(X, lam, k, objective, n_iter=n_iter, seed=seed + 1)
+    A_iter, B_iter = _alternating(X, lam, k, objective, n_iter, seed + 1)
+    gradients = _gradient(_gram(X), A, B, lam, objective)
     return ClosedFormCheck(
-        gradient=max(float(np.abs(g).max()) for g in gradient(X, A, B, lam)) / scale,
+        gradient=max(float(np.abs(g).max()) for g in gradients) / scale,
         loss_rise=min(rises) / scale,
         iterative_gap=float(np.abs(A_iter @ B_iter.T - A @ B.T).max()),
     )
@@ -611,30 +959,48 @@ def closed_form_check(
 # ---------------------------------------------------------------------------
 
 
-def _unit_rows(E: Any, what: str) -> NDArray[np.float64]:
-    E = np.asarray(E, dtype=np.float64)
-    if E.ndim != 2:
-        raise ValueError(f"{what} has shape {E.shape}; expected a 2-d array (one row per object)")
-    if not np.all(np.isfinite(E)):
-        raise ValueError(f"{what} contains NaN or infinite entries; expected finite numbers")
-    norms = np.linalg.norm(E, axis=1)
-    zero = np.flatnonzero(norms == 0)
+def _unit_rows(E: NDArray[np.float64], what: str) -> NDArray[np.float64]:
+    """Rows of a checked matrix divided by their Euclidean norms, at any scale."""
+    peak = np.max(np.abs(E), axis=1)
+    zero = np.flatnonzero(peak == 0)
     if zero.size:
         raise ValueError(
             f"{what} has {zero.size} zero row(s) (first: row {zero[0]}); "
             "the cosine of a zero vector is undefined"
         )
-    return E / norms[:, None]
+    # Divide each row by a power of two near its largest entry (exact), so that
+    # its sum of squares lies in [0.25, k] instead of overflowing or underflowing.
+    scaled = np.ldexp(E, -np.frexp(peak)[1][:, None])
+    norms = np.sqrt(np.sum(scaled * scaled, axis=1))  # pairwise sums, fixed order
+    return scaled / norms[:, None]
+
+
+def _mirror_upper(S: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Copy the upper triangle of a square matrix onto the lower one (exact symmetry)."""
+    np.copyto(S, S.T, where=np.tri(S.shape[0], k=-1, dtype=bool))
+    return S
+
+
+def _self_cosines(unit: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Cosine matrix of unit rows: symmetric bit for bit, unit diagonal, entries in [-1, 1]."""
+    S = _mirror_upper(unit @ unit.T)
+    np.fill_diagonal(S, 1.0)
+    return np.clip(S, -1.0, 1.0, out=S)
 
 
 def cosine_matrix(E: ArrayLike, F: ArrayLike | None = None) -> NDArray[np.float64]:
     """Cosine similarities between the rows of ``E`` (and those of ``F`` if given).
 
     ``Omega_E E F^T Omega_F`` where ``Omega`` rescales each row to unit length.
+    Each row is first divided by a power of two near its largest entry, so rows
+    near ``1e200`` or ``1e-170`` (or subnormal) give the same cosines as rows
+    near 1. Without ``F`` the result is symmetric bit for bit with diagonal
+    exactly 1; every entry lies in ``[-1, 1]``.
 
     Parameters
     ----------
     E : array_like of shape (m, k)
+        Finite real numbers (dense; complex, masked and sparse input is refused).
     F : array_like of shape (m2, k), optional
         Defaults to ``E`` (a symmetric matrix with unit diagonal).
 
@@ -645,25 +1011,86 @@ def cosine_matrix(E: ArrayLike, F: ArrayLike | None = None) -> NDArray[np.float6
     Raises
     ------
     ValueError
-        If a row is zero (its cosine is undefined) or the widths differ.
+        If a row is zero (its cosine is undefined), the widths differ, or the
+        input is not a finite real matrix.
 
     Examples
     --------
     >>> cosine_matrix([[1.0, 0.0], [1.0, 1.0]]).round(4).tolist()
     [[1.0, 0.7071], [0.7071, 1.0]]
+    >>> cosine_matrix([[1e200, 0.0], [1e-170, 1e-170]]).round(4).tolist()
+    [[1.0, 0.7071], [0.7071, 1.0]]
     """
-    unit_e = _unit_rows(E, "E")
+    E = as_real_matrix(E, "E")
     if F is None:
-        cos = unit_e @ unit_e.T
-        np.fill_diagonal(cos, 1.0)
-        return np.clip(cos, -1.0, 1.0, out=cos)
-    unit_f = _unit_rows(F, "F")
-    if unit_f.shape[1] != unit_e.shape[1]:
+        return _self_cosines(_unit_rows(E, "E"))
+    F = as_real_matrix(F, "F")
+    if F.shape[1] != E.shape[1]:
         raise ValueError(
-            f"E has rows of length {unit_e.shape[1]} and F of length {unit_f.shape[1]}; "
+            f"E has rows of length {E.shape[1]} and F of length {F.shape[1]}; "
             "expected equal lengths"
         )
-    return np.clip(unit_e @ unit_f.T, -1.0, 1.0)
+    return np.clip(_unit_rows(E, "E") @ _unit_rows(F, "F").T, -1.0, 1.0)
+
+
+def _gram_cosines(G: NDArray[np.float64], what: str) -> NDArray[np.float64]:
+    """Cosines ``G_ij / sqrt(G_ii G_jj)`` from a Gram matrix; exactly symmetric, unit diagonal."""
+    diagonal = np.diagonal(G)
+    zero = np.flatnonzero(diagonal <= 0)
+    if zero.size:
+        raise ValueError(
+            f"{zero.size} item(s) have all-zero {what} (first: item {zero[0]}); "
+            "their cosine is undefined"
+        )
+    scale = np.sqrt(diagonal)
+    cos = _mirror_upper(G / np.multiply.outer(scale, scale))
+    np.fill_diagonal(cos, 1.0)
+    return np.clip(cos, -1.0, 1.0, out=cos)
+
+
+def _column_peaks(X: NDArray[np.float64] | scipy.sparse.csr_array) -> NDArray[np.float64]:
+    """Largest absolute entry of each column, without an ``abs`` copy of ``X``."""
+    if scipy.sparse.issparse(X):
+        high = X.max(axis=0).toarray().reshape(-1)
+        low = X.min(axis=0).toarray().reshape(-1)
+    else:
+        high, low = X.max(axis=0), X.min(axis=0)
+    return np.maximum(high, -low)
+
+
+def _column_cosines(
+    X: NDArray[np.float64] | scipy.sparse.csr_array, G: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Cosines between the columns of ``X``, given ``G``, a multiple of ``X^T X``.
+
+    If the columns' magnitudes are so unequal that some column's squares would
+    vanish next to the largest, the Gram matrix is recomputed from the columns
+    divided by powers of two (which leaves their cosines unchanged).
+    """
+    peaks = _column_peaks(X)
+    nonzero = peaks[peaks > 0]
+    if nonzero.size and nonzero.min() < 2.0**-_SAFE_EXPONENT * nonzero.max():
+        exponents = np.frexp(peaks)[1]
+        if scipy.sparse.issparse(X):
+            X = X.copy()
+            X.data = np.ldexp(X.data, -exponents[X.indices])
+        else:
+            X = np.ldexp(X, -exponents[None, :])
+        G = _gram(X)
+    return _gram_cosines(G, "columns")
+
+
+def _prediction_cosines(
+    A: NDArray[np.float64], B: NDArray[np.float64], G: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    # Powers of two keep every product in range and leave the cosines unchanged:
+    # A and B as wholes, each column of W = A B^T, and G as a whole.
+    A = _scaled(A, _scale_exponent(_max_abs(A)))
+    B = _scaled(B, _scale_exponent(_max_abs(B)))
+    W = A @ B.T
+    W = np.ldexp(W, -np.frexp(_column_peaks(W))[1][None, :])
+    G = _scaled(G, _scale_exponent(_max_abs(G)))
+    return _gram_cosines(W.T @ G @ W, "predictions")
 
 
 def prediction_item_cosines(
@@ -679,11 +1106,12 @@ def prediction_item_cosines(
     X : array_like or scipy.sparse matrix of shape (n_users, n_items)
     A, B : array_like of shape (n_items, k)
     gram_matrix : array_like of shape (n_items, n_items), optional
-        Precomputed ``X^T X``.
+        Precomputed ``X^T X`` (or any positive multiple of it).
 
     Returns
     -------
     ndarray of shape (n_items, n_items)
+        Symmetric bit for bit, unit diagonal.
 
     Examples
     --------
@@ -692,42 +1120,52 @@ def prediction_item_cosines(
     >>> prediction_item_cosines(X, A, B).round(3)[0].tolist()
     [1.0, 0.546, 0.546]
     """
-    G = gram(X) if gram_matrix is None else np.asarray(gram_matrix, dtype=np.float64)
-    A, B = _check_factors(A, B, G.shape[0])
-    W = A @ B.T
-    return _gram_cosines(W.T @ G @ W, "predictions")
-
-
-def standardize_columns(X: Matrix) -> NDArray[np.float64]:
-    """Centre each column of ``X`` and scale it to unit variance (popularity de-biasing).
-
-    Constant columns are only centred (left at zero).
-
-    Examples
-    --------
-    >>> standardize_columns([[1.0, 0.0], [0.0, 0.0], [1.0, 3.0]]).round(3).tolist()
-    [[0.707, -0.707], [-1.414, -0.707], [0.707, 1.414]]
-    """
     X = _check_matrix(X)
+    n_items = X.shape[1]
+    A, B = _check_factors(A, B, n_items)
+    if gram_matrix is None:
+        G, _ = _scaled_gram(X)
+    else:
+        G = as_real_matrix(gram_matrix, "gram_matrix")
+        if G.shape != (n_items, n_items):
+            raise ValueError(
+                f"gram_matrix has shape {G.shape}; expected X^T X, shape ({n_items}, {n_items})"
+            )
+    return _prediction_cosines(A, B, G)
+
+
+def _standardize(X: NDArray[np.float64] | scipy.sparse.csr_array) -> NDArray[np.float64]:
+    exponent = _scale_exponent(_max_abs(X))
     dense = X.toarray() if scipy.sparse.issparse(X) else X.copy()
+    if exponent:
+        np.ldexp(dense, -exponent, out=dense)  # the result is scale-free anyway
+    constant = dense.max(axis=0) == dense.min(axis=0)
     dense -= dense.mean(axis=0)
+    dense[:, constant] = 0.0  # exactly, whatever the rounding of their mean
     std = dense.std(axis=0)
     dense /= np.where(std > 0, std, 1.0)
     return dense
 
 
+def standardize_columns(X: Matrix) -> NDArray[np.float64]:
+    """Centre each column of ``X`` and scale it to unit variance (popularity de-biasing).
+
+    Constant columns are set to exactly zero. Any scale of ``X`` works (the
+    result does not depend on it).
+
+    Examples
+    --------
+    >>> standardize_columns([[1.0, 0.0], [0.0, 0.0], [1.0, 3.0]]).round(3).tolist()
+    [[0.707, -0.707], [-1.414, -0.707], [0.707, 1.414]]
+    >>> standardize_columns([[0.1, 1.0], [0.1, 2.0], [0.1, 3.0]])[:, 0].tolist()
+    [0.0, 0.0, 0.0]
+    """
+    return _standardize(_check_matrix(X))
+
+
 # ---------------------------------------------------------------------------
 # Cluster recovery
 # ---------------------------------------------------------------------------
-
-
-def _check_clusters(clusters: ArrayLike, n_items: int) -> NDArray[np.int64]:
-    clusters = np.asarray(clusters)
-    if clusters.shape != (n_items,):
-        raise ValueError(
-            f"clusters has shape {clusters.shape}; expected one label per item, ({n_items},)"
-        )
-    return clusters
 
 
 def same_cluster_matrix(clusters: ArrayLike) -> NDArray[np.float64]:
@@ -738,28 +1176,24 @@ def same_cluster_matrix(clusters: ArrayLike) -> NDArray[np.float64]:
     >>> same_cluster_matrix([0, 1, 0]).tolist()
     [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 1.0]]
     """
-    clusters = np.asarray(clusters)
-    if clusters.ndim != 1:
-        raise ValueError(f"clusters has shape {clusters.shape}; expected a 1-d array of labels")
-    return (clusters[:, None] == clusters[None, :]).astype(np.float64)
+    index = _as_clusters(clusters)
+    return (index[:, None] == index[None, :]).astype(np.float64)
 
 
 def cluster_order(clusters: ArrayLike, popularity: ArrayLike) -> NDArray[np.int64]:
     """Permutation sorting items by cluster, then by descending popularity.
+
+    Items of one cluster with equal popularity keep their original order (the
+    sort is stable: the lowest index comes first).
 
     Examples
     --------
     >>> cluster_order([1, 0, 1, 0], [0.1, 0.2, 0.9, 0.5]).tolist()
     [3, 1, 2, 0]
     """
-    clusters = np.asarray(clusters)
-    popularity = np.asarray(popularity, dtype=np.float64)
-    if clusters.ndim != 1 or popularity.shape != clusters.shape:
-        raise ValueError(
-            f"clusters has shape {clusters.shape} and popularity {popularity.shape}; "
-            "expected two 1-d arrays of the same length"
-        )
-    return np.lexsort((-popularity, clusters))
+    popularity = as_real_array(popularity, "popularity", ndim=1).astype(np.float64, copy=False)
+    index = _as_clusters(clusters, popularity.size)
+    return np.lexsort((-popularity, index))
 
 
 @dataclass(frozen=True)
@@ -773,7 +1207,8 @@ class ClusterRecovery:
         different-cluster pair (ties count one half).
     neighbour_share : float
         Average share of each item's ``n_neighbours`` most similar other items
-        that lie in its own cluster.
+        that lie in its own cluster (ties at the last place share it; see
+        :func:`cluster_recovery`).
     """
 
     auc: float
@@ -783,6 +1218,7 @@ class ClusterRecovery:
 def _pair_auc(
     scores: NDArray[np.float64], same: NDArray[np.bool_], n_bins: int | None = None
 ) -> float:
+    """Mann-Whitney AUC with ties counted one half, in exact integer arithmetic."""
     n_pos = int(np.count_nonzero(same))
     n_neg = scores.size - n_pos
     if n_pos == 0 or n_neg == 0:
@@ -790,33 +1226,52 @@ def _pair_auc(
     if n_bins is None:
         # Mann-Whitney U: for each negative pair count the positives scoring above
         # it (ties count one half), by binary search in the sorted positive scores.
+        # Sorting values (not indices) makes the counts independent of tie order.
         positives = np.sort(scores[same])
         negatives = np.sort(scores[~same])  # sorted queries make the search faster
         below_or_tied = np.searchsorted(positives, negatives, side="right")
         below = np.searchsorted(positives, negatives, side="left")
-        wins = n_pos * n_neg - below_or_tied.sum(dtype=np.float64)
-        ties = (below_or_tied - below).sum(dtype=np.float64)
+        wins = n_pos * n_neg - int(np.sum(below_or_tied, dtype=np.int64))
+        ties = int(np.sum(below_or_tied - below, dtype=np.int64))
     else:
         # Scores quantised to n_bins levels on [min, max]; pairs in one bin count as ties.
         low, high = float(scores.min()), float(scores.max())
         width = (high - low) / n_bins or 1.0
         levels = np.minimum(((scores - low) / width).astype(np.int64), n_bins - 1)
-        pos_counts = np.bincount(levels[same], minlength=n_bins).astype(np.float64)
-        neg_counts = np.bincount(levels, minlength=n_bins).astype(np.float64) - pos_counts
+        pos_counts = np.bincount(levels[same], minlength=n_bins)
+        neg_counts = np.bincount(levels, minlength=n_bins) - pos_counts
         pos_above = n_pos - np.cumsum(pos_counts)  # positives in higher bins
-        wins = float(neg_counts @ pos_above)
-        ties = float(neg_counts @ pos_counts)
-    return float((wins + 0.5 * ties) / (n_pos * n_neg))
+        wins = int(np.sum(neg_counts * pos_above, dtype=np.int64))
+        ties = int(np.sum(neg_counts * pos_counts, dtype=np.int64))
+    # Python integers: exact, and one correctly rounded division.
+    return (2 * wins + ties) / (2 * n_pos * n_neg)
 
 
-def _top_neighbour_share(
-    S: NDArray[np.float64], clusters: NDArray[Any], n_neighbours: int
-) -> float:
-    # Exclude each item from its own neighbour list.
-    masked = S.copy()
-    np.fill_diagonal(masked, -np.inf)
-    neighbours = np.argpartition(-masked, n_neighbours - 1, axis=1)[:, :n_neighbours]
-    return float(np.mean(clusters[neighbours] == clusters[:, None]))
+def _top_neighbour_share(S: NDArray[np.float64], clusters: ArrayLike, n_neighbours: int) -> float:
+    """Mean share of same-cluster items among each row's top ``n_neighbours``, ties shared.
+
+    For row ``i`` let ``v`` be the ``n_neighbours``-th largest similarity to the
+    other items. Items above ``v`` take one place each; the ``t`` items tied at
+    ``v`` share the remaining places equally (each counts ``remaining / t``).
+    Only values are compared, so the result does not depend on how a sort or
+    partition orders equal values (which differs between CPUs).
+    """
+    n_items = S.shape[0]
+    labels = np.asarray(clusters)
+    others = S.copy()
+    np.fill_diagonal(others, -np.inf)  # never above or tied: v is finite
+    kth = np.partition(others, n_items - n_neighbours, axis=1)[:, n_items - n_neighbours]
+    same = labels[:, None] == labels[None, :]
+    above = others > kth[:, None]
+    tied = others == kth[:, None]
+    n_above = np.count_nonzero(above, axis=1)
+    n_tied = np.count_nonzero(tied, axis=1)
+    same_above = np.count_nonzero(above & same, axis=1)
+    same_tied = np.count_nonzero(tied & same, axis=1)
+    share = same_above / n_neighbours + ((n_neighbours - n_above) / n_neighbours) * (
+        same_tied / n_tied
+    )
+    return float(np.mean(share))
 
 
 def cluster_recovery(
@@ -828,18 +1283,26 @@ def cluster_recovery(
 ) -> ClusterRecovery:
     """Score an item-item similarity matrix against known item clusters.
 
+    Ties are handled by value, never by position, so the scores are the same on
+    every machine: in the AUC a tied same-cluster/different-cluster pair counts
+    one half; in the top-neighbour share, the items tied at the
+    ``n_neighbours``-th place share the places left after the items strictly
+    above it (each gets ``remaining / number tied`` of a place). If all
+    similarities are equal, the share is the base rate: the mean, over items, of
+    the share of other items in the item's cluster.
+
     Parameters
     ----------
     similarity : array_like of shape (p, p)
-        Symmetric similarities (cosines, or the 0/1 ground truth).
+        Symmetric similarities (cosines, or the 0/1 ground truth); finite, real.
     clusters : array_like of shape (p,)
-        Cluster label of each item.
+        Cluster label of each item (labels of one kind: numbers or strings).
     n_neighbours : int
-        Neighbourhood size for the top-neighbour share (ties are broken arbitrarily but
-        deterministically).
+        Neighbourhood size for the top-neighbour share, ``1 <= n_neighbours < p``.
     auc_bins : int, optional
-        If given, the AUC is computed from the similarities quantised to this many
-        levels (faster; pairs within one level count as ties). Default: exact.
+        If given (at least 2), the AUC is computed from the similarities quantised
+        to this many levels (faster; pairs within one level count as ties).
+        Default: exact.
 
     Returns
     -------
@@ -853,34 +1316,23 @@ def cluster_recovery(
     (1.0, 1.0)
     >>> round(cluster_recovery(np.eye(4), clusters, n_neighbours=1).auc, 4)
     0.5
+    >>> cluster_recovery(np.ones((4, 4)), clusters, n_neighbours=2).neighbour_share  # base rate
+    0.3333333333333333
     """
-    S = np.asarray(similarity, dtype=np.float64)
-    if S.ndim != 2 or S.shape[0] != S.shape[1] or S.shape[0] < 2:
-        raise ValueError(f"similarity has shape {S.shape}; expected a square (p, p) matrix, p >= 2")
-    n_items = S.shape[0]
-    clusters = _check_clusters(clusters, n_items)
-    if not np.all(np.isfinite(S)):
-        raise ValueError("similarity contains NaN or infinite entries")
-    n_neighbours = _check_k(n_neighbours, n_items - 1)
-    if auc_bins is not None and (isinstance(auc_bins, bool) or int(auc_bins) < 2):
-        raise ValueError(f"auc_bins must be an integer >= 2 or None; got {auc_bins!r}")
-    upper_rows, upper_cols = np.triu_indices(n_items, k=1)
-    same = clusters[upper_rows] == clusters[upper_cols]
-    auc = _pair_auc(S[upper_rows, upper_cols], same, auc_bins)
-    return ClusterRecovery(auc=auc, neighbour_share=_top_neighbour_share(S, clusters, n_neighbours))
-
-
-def _gram_cosines(G: NDArray[np.float64], what: str) -> NDArray[np.float64]:
-    scale = np.sqrt(np.diag(G))
-    zero = np.flatnonzero(scale == 0)
-    if zero.size:
+    S = as_real_matrix(similarity, "similarity")
+    if S.shape[0] != S.shape[1] or S.shape[0] < 2:
         raise ValueError(
-            f"{zero.size} item(s) have all-zero {what} (first: item {zero[0]}); "
-            "their cosine is undefined"
+            f"similarity has shape {S.shape}; expected a square (p, p) matrix with p >= 2"
         )
-    cos = G / scale[:, None] / scale[None, :]
-    np.fill_diagonal(cos, 1.0)
-    return np.clip(cos, -1.0, 1.0, out=cos)
+    n_items = S.shape[0]
+    index = _as_clusters(clusters, n_items)
+    n_neighbours = as_int_scalar(n_neighbours, "n_neighbours", minimum=1, maximum=n_items - 1)
+    if auc_bins is not None:
+        auc_bins = as_int_scalar(auc_bins, "auc_bins", minimum=2)
+    upper_rows, upper_cols = np.triu_indices(n_items, k=1)
+    same = index[upper_rows] == index[upper_cols]
+    auc = _pair_auc(S[upper_rows, upper_cols], same, auc_bins)
+    return ClusterRecovery(auc=auc, neighbour_share=_top_neighbour_share(S, index, n_neighbours))
 
 
 def item_similarity_suite(
@@ -902,15 +1354,23 @@ def item_similarity_suite(
     Parameters
     ----------
     X : array_like or scipy.sparse matrix of shape (n_users, n_items)
+        Finite real numbers, any scale.
     item_clusters : array_like of shape (n_items,)
     lam1, lam2 : float
-        Regularisation of objectives 1 and 2.
+        Regularisation of objectives 1 and 2, positive.
     k : int
-        Embedding dimension.
+        Embedding dimension, ``1 <= k <= n_items``.
 
     Returns
     -------
     dict of str to ndarray of shape (n_items, n_items)
+
+    Raises
+    ------
+    ValueError
+        For bad input, and if objective 1 shrinks one of the top ``k`` latent
+        dimensions to zero (``X`` has rank below ``k``, or ``lam1`` dwarfs
+        ``sigma_k^2``): ``D = diag(f)^(-1/2)`` is then undefined.
 
     Examples
     --------
@@ -920,33 +1380,59 @@ def item_similarity_suite(
     (11, (40, 40))
     """
     X = _check_matrix(X)
-    clusters = _check_clusters(item_clusters, X.shape[1])
-    G = gram(X)
-    spectrum = _spectrum_from_gram(G)
-    A1, B1 = fit_objective1(spectrum, lam1, k)
-    A2, B2 = fit_objective2(spectrum, lam2, k)
-    shrink = dropout_shrinkage(spectrum.singular_values[:k], lam1)
+    n_items = X.shape[1]
+    clusters = _as_clusters(item_clusters, n_items)
+    lam1 = _check_lam(lam1, "lam1")
+    lam2 = _check_lam(lam2, "lam2")
+    k = _check_k(k, n_items)
+    # G = X^T X / 4**exponent (exponent = 0 unless X is huge or tiny): the cosines
+    # do not depend on the scale, and the spectrum is scaled back.
+    G, exponent = _scaled_gram(X)
+    spectrum = _spectrum_from_scaled_gram(G, exponent)
+    A1, B1 = _objective1(spectrum, lam1, k)
+    A2, B2 = _objective2(spectrum, lam2, k)
+    shrink = _shrinkage(spectrum.singular_values[:k], lam1)
+    if np.any(shrink == 0):
+        first = int(np.argmax(shrink == 0))
+        raise ValueError(
+            f"objective 1 shrinks latent dimension {first} to zero (sigma = "
+            f"{spectrum.singular_values[first]:.3g}, lam1 = {lam1:.3g}), so D = diag(f)^(-1/2) "
+            "is undefined; expected k at most the rank of X (lower k or lam1)"
+        )
     stretch = np.ones(k)
     stretch[-1] = 0.01  # B D^{-1}: the last column of B grows 100-fold
-    standardized = standardize_columns(X)
-    standardized *= np.sqrt(np.trace(G)) / np.linalg.norm(standardized)
-    standardized_spectrum = gram_spectrum(standardized)
-    del standardized
+    # Standardised columns, rescaled to the Frobenius norm of X: the spectrum of
+    # Z from Z^T Z, its singular values times ||X||_F / ||Z||_F.
+    Z = _standardize(X)
+    G_Z = Z.T @ Z
+    del Z
+    trace_Z = float(np.sum(np.diagonal(G_Z)))
+    if trace_Z == 0.0:
+        raise ValueError("every column of X is constant; expected some varying columns")
+    spectrum_Z = _spectrum_from_gram(G_Z)
+    ratio = math.sqrt(float(np.sum(np.diagonal(G))) / trace_Z)
+    standardized_spectrum = Spectrum(
+        np.ldexp(spectrum_Z.singular_values * ratio, exponent), spectrum_Z.vectors
+    )
+
+    def cosines(E: NDArray[np.float64], what: str) -> NDArray[np.float64]:
+        return _self_cosines(_unit_rows(E, what))
+
     return {
-        "ground truth": same_cluster_matrix(clusters),
-        "raw data (columns of X)": _gram_cosines(G, "columns"),
-        "obj. 1, α = +1/2 (B = V_k)": cosine_matrix(rescale(A1, B1, shrink**0.5)[1]),
-        "obj. 1, α = 0 (A = B)": cosine_matrix(B1),
-        "obj. 1, α = −1/2 (A = V_k)": cosine_matrix(rescale(A1, B1, shrink**-0.5)[1]),
-        "obj. 1, D stretches one dimension": cosine_matrix(rescale(A1, B1, stretch)[1]),
-        "obj. 2": cosine_matrix(B2),
-        "remedy: columns of X A Bᵀ, obj. 1": prediction_item_cosines(X, A1, B1, gram_matrix=G),
-        "remedy: columns of X A Bᵀ, obj. 2": prediction_item_cosines(X, A2, B2, gram_matrix=G),
-        "remedy: standardised X, obj. 1 (α = 0)": cosine_matrix(
-            fit_objective1(standardized_spectrum, lam1, k)[1]
+        "ground truth": (clusters[:, None] == clusters[None, :]).astype(np.float64),
+        "raw data (columns of X)": _column_cosines(_scaled(X, exponent), G),
+        "obj. 1, α = +1/2 (B = V_k)": cosines(_rescale(A1, B1, shrink**0.5)[1], "B_D"),
+        "obj. 1, α = 0 (A = B)": cosines(B1, "B of objective 1"),
+        "obj. 1, α = −1/2 (A = V_k)": cosines(_rescale(A1, B1, shrink**-0.5)[1], "B_D"),
+        "obj. 1, D stretches one dimension": cosines(_rescale(A1, B1, stretch)[1], "B_D"),
+        "obj. 2": cosines(B2, "B of objective 2"),
+        "remedy: columns of X A Bᵀ, obj. 1": _prediction_cosines(A1, B1, G),
+        "remedy: columns of X A Bᵀ, obj. 2": _prediction_cosines(A2, B2, G),
+        "remedy: standardised X, obj. 1 (α = 0)": cosines(
+            _objective1(standardized_spectrum, lam1, k)[1], "B of objective 1 (standardised X)"
         ),
-        "remedy: standardised X, obj. 2": cosine_matrix(
-            fit_objective2(standardized_spectrum, lam2, k)[1]
+        "remedy: standardised X, obj. 2": cosines(
+            _objective2(standardized_spectrum, lam2, k)[1], "B of objective 2 (standardised X)"
         ),
     }
 
@@ -1033,15 +1519,21 @@ def simulate_interactions(
     Parameters
     ----------
     n_users, n_items, n_clusters : int
+        Positive, with ``n_clusters <= n_items``.
     seed : int
-        Seed of every random draw.
+        Seed of every random draw (nonnegative).
     cluster_concentration : float or None
+        Positive.
     preference : {"dirichlet", "lognormal"}
     preference_concentration : float
+        Positive.
     power_law : {"rank", "sample"}
     exponent_range : (float, float)
+        ``0 <= low <= high``.
     user_exponent : float
+        Nonnegative.
     min_items : int
+        ``1 <= min_items <= n_items``.
 
     Returns
     -------
@@ -1055,20 +1547,31 @@ def simulate_interactions(
     >>> bool((np.asarray(data.X.sum(axis=1)) == data.items_per_user).all())
     True
     """
-    for name, value in (("n_users", n_users), ("n_items", n_items), ("n_clusters", n_clusters)):
-        if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-            raise ValueError(f"{name} must be a positive integer; got {value!r}")
+    n_users = as_int_scalar(n_users, "n_users", minimum=1)
+    n_items = as_int_scalar(n_items, "n_items", minimum=1)
+    n_clusters = as_int_scalar(n_clusters, "n_clusters", minimum=1)
     if n_clusters > n_items:
         raise ValueError(f"n_clusters={n_clusters} exceeds n_items={n_items}")
-    if not 1 <= min_items <= n_items:
-        raise ValueError(f"min_items must be between 1 and n_items={n_items}; got {min_items}")
-    if preference not in ("dirichlet", "lognormal"):
+    seed = _check_seed(seed)
+    if cluster_concentration is not None:
+        cluster_concentration = as_float_scalar(
+            cluster_concentration, "cluster_concentration", positive=True
+        )
+    if not isinstance(preference, str) or preference not in ("dirichlet", "lognormal"):
         raise ValueError(f"preference must be 'dirichlet' or 'lognormal'; got {preference!r}")
-    if power_law not in ("rank", "sample"):
+    preference_concentration = as_float_scalar(
+        preference_concentration, "preference_concentration", positive=True
+    )
+    if not isinstance(power_law, str) or power_law not in ("rank", "sample"):
         raise ValueError(f"power_law must be 'rank' or 'sample'; got {power_law!r}")
-    low, high = exponent_range
-    if not 0 <= low <= high:
-        raise ValueError(f"exponent_range must satisfy 0 <= low <= high; got {exponent_range}")
+    bounds = as_real_array(exponent_range, "exponent_range", ndim=1)
+    if bounds.shape != (2,) or not 0 <= bounds[0] <= bounds[1]:
+        raise ValueError(
+            f"exponent_range must be two numbers with 0 <= low <= high; got {exponent_range!r}"
+        )
+    low, high = float(bounds[0]), float(bounds[1])
+    user_exponent = as_float_scalar(user_exponent, "user_exponent", nonnegative=True)
+    min_items = as_int_scalar(min_items, "min_items", minimum=1, maximum=n_items)
     rng = np.random.default_rng(seed)
 
     if cluster_concentration is None:

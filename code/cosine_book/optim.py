@@ -21,10 +21,22 @@ everything that run needs, in NumPy only:
 Parameters, gradients and updates are dictionaries ``name -> array`` in the fixed
 order ``W1, b1, W2, b2``, so ``cosine_book.similarity.block_cosines`` reads
 them as named blocks.
+
+Input checks go through :mod:`cosine_book._validation` once per public call
+(the training loop calls private helpers that trust their input).
+
+Determinism: the package's own vector sums (norms and inner products in
+:func:`truncate_to_cosine`, the means and row sums of the loss) are NumPy sums
+in a fixed pairwise order, and ties in the accuracy's ``argmax`` go to the
+lowest class index. The model itself uses matrix products (BLAS) and
+``np.tanh``, whose last bits may differ between CPUs (vector width, FMA); a
+training run is bit-for-bit reproducible on one machine, and the chapter prints
+its numbers with margins far above that rounding.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -33,6 +45,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from threadpoolctl import threadpool_limits
 
+from cosine_book._validation import as_float_scalar, as_int_scalar, as_real_array
 from cosine_book.similarity import block_cosines
 
 __all__ = [
@@ -64,6 +77,8 @@ class DigitsLike(Protocol):
     y_test: NDArray[np.int64]
 
 
+_EPS = float(np.finfo(np.float64).eps)
+
 #: Names of the model's parameter tensors, in the order every record uses.
 PARAMETER_NAMES: tuple[str, ...] = ("W1", "b1", "W2", "b2")
 
@@ -82,7 +97,7 @@ def init_mlp(n_inputs: int = 64, n_hidden: int = 32, n_classes: int = 10, seed: 
     n_inputs, n_hidden, n_classes : int
         Layer widths, each at least 1.
     seed : int
-        Seed of the random draw.
+        Seed of the random draw (nonnegative).
 
     Returns
     -------
@@ -96,9 +111,16 @@ def init_mlp(n_inputs: int = 64, n_hidden: int = 32, n_classes: int = 10, seed: 
     >>> {name: value.shape for name, value in params.items()}
     {'W1': (64, 32), 'b1': (32,), 'W2': (32, 10), 'b2': (10,)}
     """
-    for value, name in ((n_inputs, "n_inputs"), (n_hidden, "n_hidden"), (n_classes, "n_classes")):
-        if int(value) != value or value < 1:
-            raise ValueError(f"{name} must be a positive integer; got {value}")
+    return _init_mlp(
+        as_int_scalar(n_inputs, "n_inputs", minimum=1),
+        as_int_scalar(n_hidden, "n_hidden", minimum=1),
+        as_int_scalar(n_classes, "n_classes", minimum=1),
+        as_int_scalar(seed, "seed", minimum=0),
+    )
+
+
+def _init_mlp(n_inputs: int, n_hidden: int, n_classes: int, seed: int) -> Params:
+    """:func:`init_mlp` for checked input."""
     rng = np.random.default_rng(seed)
     return {
         "W1": rng.normal(0.0, 1.0 / np.sqrt(n_inputs), size=(n_inputs, n_hidden)),
@@ -108,31 +130,77 @@ def init_mlp(n_inputs: int = 64, n_hidden: int = 32, n_classes: int = 10, seed: 
     }
 
 
-def _check_params(params: Mapping[str, NDArray[np.float64]]) -> None:
+def _check_params(params: Mapping[str, ArrayLike]) -> Params:
+    """The four parameter tensors as finite float64 arrays of consistent shapes."""
+    if not isinstance(params, Mapping):
+        raise ValueError(
+            f"params must be a mapping from name to array ({', '.join(PARAMETER_NAMES)}); "
+            f"got {type(params).__name__}"
+        )
     missing = [name for name in PARAMETER_NAMES if name not in params]
     if missing:
         raise ValueError(f"params is missing {missing}; expected keys {list(PARAMETER_NAMES)}")
+    ndims = {"W1": 2, "b1": 1, "W2": 2, "b2": 1}
+    checked = {
+        name: as_real_array(params[name], f"params[{name!r}]", ndim=ndims[name]).astype(
+            np.float64, copy=False
+        )
+        for name in PARAMETER_NAMES
+    }
+    n_inputs, n_hidden = checked["W1"].shape
+    n_classes = checked["b2"].shape[0]
+    expected = {"b1": (n_hidden,), "W2": (n_hidden, n_classes)}
+    for name, shape in expected.items():
+        if checked[name].shape != shape:
+            raise ValueError(
+                f"params[{name!r}] has shape {checked[name].shape}; expected {shape} to match "
+                f"W1 of shape {(n_inputs, n_hidden)} and b2 of shape {(n_classes,)}"
+            )
+    return checked
+
+
+def _check_inputs(inputs: ArrayLike, n_inputs: int, name: str = "inputs") -> NDArray[np.float64]:
+    x = as_real_array(inputs, name, ndim=2).astype(np.float64, copy=False)
+    if x.shape[1] != n_inputs:
+        raise ValueError(f"{name} must have shape (n, {n_inputs}); got {x.shape}")
+    return x
+
+
+def _check_labels(
+    labels: ArrayLike, n_rows: int, n_classes: int | None, name: str = "labels"
+) -> NDArray[np.int64]:
+    """Integer class labels, one per row, in ``[0, n_classes)`` (or just nonnegative)."""
+    y = as_real_array(labels, name, ndim=1)
+    if y.dtype.kind not in "iu":
+        raise ValueError(
+            f"{name} must be integer class labels; got dtype {y.dtype} "
+            "(convert whole-number floats with .astype(int))"
+        )
+    if y.shape != (n_rows,):
+        raise ValueError(f"{name} must have shape ({n_rows},), one label per row; got {y.shape}")
+    if n_classes is None:
+        if y.min() < 0 or y.max() > np.iinfo(np.int64).max - 1:
+            raise ValueError(
+                f"{name} must be nonnegative integers (classes 0, 1, ...); got {np.unique(y)}"
+            )
+    elif y.min() < 0 or y.max() >= n_classes:
+        raise ValueError(f"{name} must be integers in [0, {n_classes}); got {np.unique(y)}")
+    return y.astype(np.int64, copy=False)
 
 
 def _check_data(
-    params: Mapping[str, NDArray[np.float64]], inputs: NDArray, labels: NDArray | None
-) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
-    _check_params(params)
-    x = np.asarray(inputs, dtype=np.float64)
-    n_inputs, _ = params["W1"].shape
-    n_classes = params["b2"].shape[0]
-    if x.ndim != 2 or x.shape[1] != n_inputs:
-        raise ValueError(f"inputs must have shape (n, {n_inputs}); got {x.shape}")
-    if not np.isfinite(x).all():
-        raise ValueError("inputs contain NaN or infinite values; expected finite numbers")
+    params: Mapping[str, ArrayLike], inputs: ArrayLike, labels: ArrayLike | None
+) -> tuple[Params, NDArray[np.float64], NDArray[np.int64] | None]:
+    checked = _check_params(params)
+    x = _check_inputs(inputs, checked["W1"].shape[0])
     if labels is None:
-        return x, None
-    y = np.asarray(labels)
-    if y.shape != (x.shape[0],):
-        raise ValueError(f"labels must have shape ({x.shape[0]},); got {y.shape}")
-    if y.size and (y.min() < 0 or y.max() >= n_classes or not np.all(y == np.round(y))):
-        raise ValueError(f"labels must be integers in [0, {n_classes}); got {np.unique(y)}")
-    return x, y.astype(np.int64)
+        return checked, x, None
+    return checked, x, _check_labels(labels, x.shape[0], checked["b2"].shape[0])
+
+
+def _predict(params: Mapping[str, NDArray[np.float64]], x: NDArray[np.float64]) -> NDArray:
+    hidden = np.tanh(x @ params["W1"] + params["b1"])
+    return hidden @ params["W2"] + params["b2"]
 
 
 def mlp_predict(params: Mapping[str, NDArray[np.float64]], inputs: ArrayLike) -> NDArray:
@@ -146,9 +214,8 @@ def mlp_predict(params: Mapping[str, NDArray[np.float64]], inputs: ArrayLike) ->
     >>> mlp_predict(params, np.ones((5, 3))).shape
     (5, 4)
     """
-    x, _ = _check_data(params, inputs, None)
-    hidden = np.tanh(x @ params["W1"] + params["b1"])
-    return hidden @ params["W2"] + params["b2"]
+    checked, x, _ = _check_data(params, inputs, None)
+    return _predict(checked, x)
 
 
 def mlp_loss_and_grad(
@@ -176,7 +243,8 @@ def mlp_loss_and_grad(
     grads : dict
         Same keys, shapes and order as ``params``.
     accuracy : float
-        Share of rows whose largest logit is the true class.
+        Share of rows whose largest logit is the true class (a tie for the
+        largest logit goes to the lowest class index).
 
     Examples
     --------
@@ -185,11 +253,9 @@ def mlp_loss_and_grad(
     >>> round(loss, 4), list(grads)
     (1.5185, ['W1', 'b1', 'W2', 'b2'])
     """
-    x, y = _check_data(params, inputs, np.asarray(labels))
+    checked, x, y = _check_data(params, inputs, labels)
     assert y is not None
-    if x.shape[0] == 0:
-        raise ValueError("inputs has no rows; expected at least one example")
-    return _loss_and_grad(params, x, y)
+    return _loss_and_grad(checked, x, y)
 
 
 def _loss_and_grad(
@@ -242,11 +308,12 @@ def max_gradient_error(
     >>> bool(max_gradient_error(params, np.eye(3), [0, 1, 2]) < 1e-6)
     True
     """
-    if int(n_entries) != n_entries or n_entries < 1:
-        raise ValueError(f"n_entries must be a positive integer; got {n_entries}")
-    if not (np.isfinite(step) and step > 0):
-        raise ValueError(f"step must be a positive number; got {step}")
-    _, grads, _ = mlp_loss_and_grad(params, inputs, labels)
+    n_entries = as_int_scalar(n_entries, "n_entries", minimum=1)
+    step = as_float_scalar(step, "step", positive=True)
+    seed = as_int_scalar(seed, "seed", minimum=0)
+    params, x, y = _check_data(params, inputs, labels)
+    assert y is not None
+    _, grads, _ = _loss_and_grad(params, x, y)
     names = list(grads)
     sizes = np.array([grads[name].size for name in names])
     rng = np.random.default_rng(seed)
@@ -258,11 +325,11 @@ def max_gradient_error(
         block = int(np.searchsorted(offsets, flat, side="right") - 1)
         name = names[block]
         index = np.unravel_index(int(flat - offsets[block]), grads[name].shape)
-        shifted = {key: np.array(value, dtype=np.float64) for key, value in params.items()}
+        shifted = {key: value.copy() for key, value in params.items()}
         shifted[name][index] += step
-        loss_plus = mlp_loss_and_grad(shifted, inputs, labels)[0]
+        loss_plus = _loss_and_grad(shifted, x, y)[0]
         shifted[name][index] -= 2 * step
-        loss_minus = mlp_loss_and_grad(shifted, inputs, labels)[0]
+        loss_minus = _loss_and_grad(shifted, x, y)[0]
         numeric = (loss_plus - loss_minus) / (2 * step)
         exact = float(grads[name][index])
         worst = max(worst, abs(numeric - exact))
@@ -277,7 +344,9 @@ class Optimizer(Protocol):
 
     ``init`` builds the state from the parameters; ``direction`` maps a gradient
     and a state to the update ``u`` and the next state, without mutating its
-    inputs. The step is ``theta <- theta - learning_rate * u``.
+    inputs. The step is ``theta <- theta - learning_rate * u``. ``direction`` is
+    the inner step of the training loop and does not check its input (the
+    hyperparameters are checked once, when an optimizer is made).
     """
 
     learning_rate: float
@@ -291,15 +360,13 @@ class Optimizer(Protocol):
 
 
 def _check_rate(learning_rate: float) -> None:
-    if not (np.isfinite(learning_rate) and learning_rate > 0):
-        raise ValueError(f"learning_rate must be a positive number; got {learning_rate}")
+    as_float_scalar(learning_rate, "learning_rate", positive=True)
 
 
-def _check_unit_interval(value: float, name: str, *, closed_left: bool) -> None:
-    inside = (0.0 <= value < 1.0) if closed_left else (0.0 < value < 1.0)
-    if not inside:
-        interval = "[0, 1)" if closed_left else "(0, 1)"
-        raise ValueError(f"{name} must lie in {interval}; got {value}")
+def _check_unit_interval(value: float, name: str) -> None:
+    """``value`` in ``[0, 1)``."""
+    if not as_float_scalar(value, name, nonnegative=True) < 1.0:
+        raise ValueError(f"{name} must lie in [0, 1); got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -354,7 +421,7 @@ class Momentum:
 
     def __post_init__(self) -> None:
         _check_rate(self.learning_rate)
-        _check_unit_interval(self.beta, "beta", closed_left=True)
+        _check_unit_interval(self.beta, "beta")
 
     def init(self, params: Mapping[str, NDArray[np.float64]]) -> dict:
         """Zero momentum buffers shaped like the parameters."""
@@ -396,10 +463,9 @@ class Adam:
 
     def __post_init__(self) -> None:
         _check_rate(self.learning_rate)
-        _check_unit_interval(self.beta1, "beta1", closed_left=True)
-        _check_unit_interval(self.beta2, "beta2", closed_left=True)
-        if not (np.isfinite(self.eps) and self.eps > 0):
-            raise ValueError(f"eps must be a positive number; got {self.eps}")
+        _check_unit_interval(self.beta1, "beta1")
+        _check_unit_interval(self.beta2, "beta2")
+        as_float_scalar(self.eps, "eps", positive=True)
 
     def init(self, params: Mapping[str, NDArray[np.float64]]) -> dict:
         """Zero first and second moments, step count 0."""
@@ -459,8 +525,10 @@ def truncate_to_cosine(update: ArrayLike, gradient: ArrayLike, threshold: float)
     Raises
     ------
     ValueError
-        If the shapes differ, an input is not finite, ``gradient`` is zero (the
-        cosine constraint is then undefined) or ``threshold`` is outside ``[0, 1]``.
+        If the shapes differ, an input is not a finite real array (NaN, infinity,
+        complex, masked, sparse, strings, ragged or empty), ``gradient`` is zero
+        (the cosine constraint is then undefined) or ``threshold`` is outside
+        ``[0, 1]``.
 
     Examples
     --------
@@ -471,38 +539,58 @@ def truncate_to_cosine(update: ArrayLike, gradient: ArrayLike, threshold: float)
     >>> truncate_to_cosine([-1.0, 0.1], [1.0, 0.0], 0.6)  # polar cone: zero
     array([0., 0.])
     """
-    u = np.asarray(update, dtype=np.float64)
-    g = np.asarray(gradient, dtype=np.float64)
+    u = as_real_array(update, "update").astype(np.float64, copy=False)
+    g = as_real_array(gradient, "gradient").astype(np.float64, copy=False)
     if u.shape != g.shape:
         raise ValueError(f"update has shape {u.shape} but gradient has {g.shape}; expected equal")
-    if not (np.isfinite(u).all() and np.isfinite(g).all()):
-        raise ValueError("update and gradient must be finite; found NaN or infinity")
-    if not (0.0 <= threshold <= 1.0):
-        raise ValueError(f"threshold must lie in [0, 1]; got {threshold}")
+    return _truncate(u, g, _check_threshold(threshold))
+
+
+def _check_threshold(threshold: float) -> float:
+    return as_float_scalar(threshold, "threshold", interval=(0.0, 1.0))
+
+
+def _unit_scaled(vector: NDArray[np.float64]) -> tuple[NDArray[np.float64], int]:
+    """``vector / 2**e`` with its largest entry in ``[0.5, 1)`` (exact), and ``e``."""
+    exponent = int(np.frexp(np.max(np.abs(vector)))[1])
+    return np.ldexp(vector, -exponent), exponent
+
+
+def _norm(vector: NDArray[np.float64]) -> float:
+    """Euclidean norm as a pairwise NumPy sum (the same on every CPU, unlike BLAS)."""
+    return float(np.sqrt(np.sum(vector * vector)))
+
+
+def _truncate(u: NDArray[np.float64], g: NDArray[np.float64], threshold: float) -> NDArray:
+    """:func:`truncate_to_cosine` for checked input."""
     # The projection scales with u and ignores the scale of g: work with both divided
-    # by their largest entry, so that no norm underflows or overflows.
-    g_scale = float(np.max(np.abs(g), initial=0.0))
-    if g_scale == 0.0:
+    # by a power of two near their largest entry (exact), so that no norm underflows
+    # or overflows.
+    if not np.any(g):
         raise ValueError("gradient is zero; a cosine constraint with it is undefined")
-    u_scale = float(np.max(np.abs(u), initial=0.0))
-    if u_scale == 0.0:
+    if not np.any(u):
         return u.copy()  # the zero vector belongs to the cone
-    u_scaled = u / u_scale
-    g_unit = g / g_scale
-    g_unit /= np.linalg.norm(g_unit)
-    u_norm = float(np.linalg.norm(u_scaled))
-    along = float(np.vdot(u_scaled, g_unit))  # coordinate of u along g
-    if along >= threshold * u_norm:
-        return u.copy()
+    u_scaled, u_exponent = _unit_scaled(u)
+    g_unit, _ = _unit_scaled(g)
+    g_unit /= _norm(g_unit)
+    along = float(np.sum(u_scaled * g_unit))  # coordinate of u along g
     across_vector = u_scaled - along * g_unit  # part of u orthogonal to g
-    across = float(np.linalg.norm(across_vector))
-    sine = np.sqrt(1.0 - threshold**2)
+    across = _norm(across_vector)
+    # Rounding leaves a part across g of order eps * ||u|| even when u is parallel
+    # to g; its direction is noise, so below that level u counts as parallel.
+    if across <= (math.log2(u.size) + 5.0) * _EPS * _norm(u_scaled):
+        across = 0.0
+    sine = math.sqrt(1.0 - threshold**2)
+    # cos(u, g) >= threshold, tested as across * threshold <= along * sine: well
+    # conditioned even for a threshold near 1, where along ~ threshold * ||u||.
+    if along >= 0.0 and threshold * across <= sine * along:
+        return u.copy()
     # <u, d> for the boundary ray d = threshold * g_unit + sine * e.
     reach = threshold * along + sine * across
     if reach <= 0.0 or across == 0.0:
         return np.zeros_like(u)  # polar cone (includes u pointing straight against g)
     boundary = threshold * g_unit + sine * (across_vector / across)
-    return (u_scale * reach) * boundary
+    return np.ldexp(reach * boundary, u_exponent)
 
 
 def truncate_update(
@@ -523,12 +611,36 @@ def truncate_update(
     >>> {name: np.round(value, 6).tolist() for name, value in truncated.items()}
     {'w': [0.48, 0.64], 'b': [1.0]}
     """
+    if not isinstance(update, Mapping) or not isinstance(gradient, Mapping):
+        raise ValueError(
+            "update and gradient must be mappings from tensor name to array; got "
+            f"{type(update).__name__} and {type(gradient).__name__}"
+        )
     if set(update) != set(gradient):
         raise ValueError(
             f"update and gradient must have the same tensor names; got {sorted(update)} "
             f"and {sorted(gradient)}"
         )
-    return {name: truncate_to_cosine(update[name], gradient[name], threshold) for name in update}
+    threshold = _check_threshold(threshold)
+    checked_update, checked_gradient = {}, {}
+    for name in update:
+        u = as_real_array(update[name], f"update[{name!r}]").astype(np.float64, copy=False)
+        g = as_real_array(gradient[name], f"gradient[{name!r}]").astype(np.float64, copy=False)
+        if u.shape != g.shape:
+            raise ValueError(
+                f"update[{name!r}] has shape {u.shape} but gradient[{name!r}] has {g.shape}; "
+                "expected equal"
+            )
+        checked_update[name], checked_gradient[name] = u, g
+    return _truncate_all(checked_update, checked_gradient, threshold)
+
+
+def _truncate_all(
+    update: Mapping[str, NDArray[np.float64]],
+    gradient: Mapping[str, NDArray[np.float64]],
+    threshold: float,
+) -> Params:
+    return {name: _truncate(update[name], gradient[name], threshold) for name in update}
 
 
 # ------------------------------------------------------------------------ training
@@ -615,8 +727,9 @@ def train(
     optimizer : SGD, Momentum or Adam
         Any object with ``learning_rate``, ``name``, ``init`` and ``direction``.
     x_train, y_train, x_test, y_test : array_like
-        Inputs of shape ``(n, n_inputs)`` and integer labels ``0..n_classes-1``
-        (``n_classes`` is ``max(y_train) + 1``).
+        Finite inputs of shape ``(n, n_inputs)`` and integer labels
+        ``0..n_classes-1`` (``n_classes`` is ``max(y_train) + 1``; the test labels
+        must lie in that range too).
     steps : int
         Number of optimizer steps, at least 1.
     threshold : float or None
@@ -625,18 +738,26 @@ def train(
         (:func:`truncate_update`) before it is applied. The optimizer's own state
         is left as the raw optimizer would have it.
     n_hidden : int
-        Width of the hidden layer.
+        Width of the hidden layer, at least 1.
     batch_size : int or None
         ``None`` for full-batch steps (the gradient is the exact gradient of the
         training loss). Otherwise each step uses a mini-batch drawn without
         replacement from ``default_rng(seed + 1)``, and ``g_t`` is the
         mini-batch gradient the optimizer sees.
     seed : int
-        Seed of the initial parameters (and of the mini-batches).
+        Seed of the initial parameters (and of the mini-batches); nonnegative.
 
     Returns
     -------
     TrainingRun
+
+    Raises
+    ------
+    ValueError
+        For an object that is not an optimizer, non-integer or out-of-range
+        ``steps``, ``n_hidden``, ``batch_size`` or ``seed``, a threshold outside
+        ``[0, 1]``, and data that is not finite and real, of mismatched shapes, or
+        with labels that are not integers in range.
 
     Examples
     --------
@@ -648,22 +769,55 @@ def train(
     >>> bool(run.loss[-1] < run.loss[0])
     True
     """
-    if int(steps) != steps or steps < 1:
-        raise ValueError(f"steps must be a positive integer; got {steps}")
-    if threshold is not None and not (0.0 <= threshold <= 1.0):
-        raise ValueError(f"threshold must lie in [0, 1] or be None; got {threshold}")
-    x = np.asarray(x_train, dtype=np.float64)
-    y = np.asarray(y_train)
-    if x.ndim != 2 or y.shape != (x.shape[0],):
+    _check_optimizer(optimizer)
+    steps = as_int_scalar(steps, "steps", minimum=1)
+    threshold = None if threshold is None else _check_threshold(threshold)
+    n_hidden = as_int_scalar(n_hidden, "n_hidden", minimum=1)
+    seed = as_int_scalar(seed, "seed", minimum=0)
+    data = _check_split(x_train, y_train, x_test, y_test)
+    if batch_size is not None:
+        batch_size = as_int_scalar(batch_size, "batch_size", minimum=1, maximum=len(data[1]))
+    return _train(optimizer, *data, steps, threshold, n_hidden, batch_size, seed)
+
+
+def _check_optimizer(optimizer: Optimizer) -> None:
+    if not all(callable(getattr(optimizer, name, None)) for name in ("init", "direction")):
         raise ValueError(
-            f"x_train must be 2-D and y_train 1-D of matching length; got {x.shape} and {y.shape}"
+            "optimizer must have init and direction methods (e.g. SGD, Momentum or Adam); "
+            f"got {type(optimizer).__name__}"
         )
-    if batch_size is not None and not (1 <= batch_size <= x.shape[0]):
-        raise ValueError(f"batch_size must lie in [1, {x.shape[0]}] or be None; got {batch_size}")
+    as_float_scalar(
+        getattr(optimizer, "learning_rate", None), "optimizer.learning_rate", positive=True
+    )
+
+
+def _check_split(
+    x_train: ArrayLike, y_train: ArrayLike, x_test: ArrayLike, y_test: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
+    """Training and test data; the classes are ``0 .. max(y_train)``."""
+    x = as_real_array(x_train, "x_train", ndim=2).astype(np.float64, copy=False)
+    y = _check_labels(y_train, x.shape[0], None, "y_train")
     n_classes = int(np.max(y)) + 1
-    params = init_mlp(x.shape[1], n_hidden, n_classes, seed=seed)
-    x, labels = _check_data(params, x, y)  # once; the loop then skips the checks
-    assert labels is not None
+    x_held = _check_inputs(x_test, x.shape[1], "x_test")
+    y_held = _check_labels(y_test, x_held.shape[0], n_classes, "y_test")
+    return x, y, x_held, y_held
+
+
+def _train(
+    optimizer: Optimizer,
+    x: NDArray[np.float64],
+    labels: NDArray[np.int64],
+    x_test: NDArray[np.float64],
+    y_test: NDArray[np.int64],
+    steps: int,
+    threshold: float | None,
+    n_hidden: int,
+    batch_size: int | None,
+    seed: int,
+) -> TrainingRun:
+    """:func:`train` for checked input."""
+    n_classes = int(np.max(labels)) + 1
+    params = _init_mlp(x.shape[1], n_hidden, n_classes, seed)
     state = optimizer.init(params)
     batch_rng = np.random.default_rng(seed + 1)
     n_blocks = len(PARAMETER_NAMES)
@@ -688,7 +842,7 @@ def train(
                 record["raw_local"][step] = diagnostics.local
             else:
                 record["raw_local"][step] = block_cosines(raw_update, grads).local
-                update = truncate_update(raw_update, grads, threshold)
+                update = _truncate_all(raw_update, grads, threshold)
                 diagnostics = block_cosines(update, grads)
             record["local"][step] = diagnostics.local
             record["update_norms"][step] = diagnostics.x_norms
@@ -700,8 +854,9 @@ def train(
                 name: params[name] - optimizer.learning_rate * update[name]
                 for name in PARAMETER_NAMES
             }
-    test_logits = mlp_predict(params, np.asarray(x_test, dtype=np.float64))
-    test_accuracy = float(np.mean(test_logits.argmax(axis=1) == np.asarray(y_test)))
+    test_logits = _predict(params, x_test)
+    # argmax: a tie for the largest logit goes to the lowest class index.
+    test_accuracy = float(np.mean(test_logits.argmax(axis=1) == y_test))
     return TrainingRun(
         optimizer=optimizer.name,
         threshold=threshold,
@@ -763,17 +918,30 @@ def run_grid(
     [('Adam', 0.9), ('Adam', None)]
     """
     chosen = book_optimizers() if optimizers is None else optimizers
-    return {
-        (name, threshold): train(
-            optimizer,
-            data.x_train,
-            data.y_train,
-            data.x_test,
-            data.y_test,
-            steps=steps,
-            threshold=threshold,
-            seed=seed,
+    if not isinstance(chosen, Mapping):
+        raise ValueError(
+            f"optimizers must be a mapping from name to optimizer; got {type(chosen).__name__}"
         )
+    for optimizer in chosen.values():
+        _check_optimizer(optimizer)
+    checked_thresholds = [None if t is None else _check_threshold(t) for t in thresholds]
+    if not checked_thresholds:
+        raise ValueError(
+            "thresholds is empty; expected at least one threshold (None: no truncation)"
+        )
+    steps = as_int_scalar(steps, "steps", minimum=1)
+    seed = as_int_scalar(seed, "seed", minimum=0)
+    missing = [
+        name for name in ("x_train", "y_train", "x_test", "y_test") if not hasattr(data, name)
+    ]
+    if missing:
+        raise ValueError(
+            f"data has no {', '.join(missing)}; expected x_train, y_train, x_test and y_test "
+            "(e.g. cosine_book.datasets.load_digits_split())"
+        )
+    split = _check_split(data.x_train, data.y_train, data.x_test, data.y_test)
+    return {
+        (name, threshold): _train(optimizer, *split, steps, threshold, 32, None, seed)
         for name, optimizer in chosen.items()
-        for threshold in thresholds
+        for threshold in checked_thresholds
     }

@@ -18,15 +18,12 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 
+from cosine_book._validation import as_float_scalar, as_int_scalar, as_real_matrix
 from cosine_book.factorization import (
     ClusterRecovery,
     Spectrum,
-    _check_k,
-    _check_lam,
-    _check_matrix,
-    _pair_auc,
-    _top_neighbour_share,
     cluster_order,
+    cluster_recovery,
     cosine_matrix,
     dropout_shrinkage,
     gram_spectrum,
@@ -61,18 +58,12 @@ class RescalingState:
         Cluster labels in display order.
     check_rows : ndarray of shape (n_check_users, n_items)
         Dense rows of ``X`` (columns in display order) on which predictions are compared.
-    upper_pairs : ndarray of int
-        Flat indices of the item pairs above the diagonal.
-    same_cluster : ndarray of bool
-        Whether each of those pairs shares a cluster.
     """
 
     singular_values: NDArray[np.float64]
     vectors: NDArray[np.float64]
     clusters: NDArray[Any]
     check_rows: NDArray[np.float64]
-    upper_pairs: NDArray[np.int64]
-    same_cluster: NDArray[np.bool_]
 
 
 @dataclass(frozen=True)
@@ -134,9 +125,10 @@ def prepare_rescaling_state(
     >>> state.vectors.shape, state.check_rows.shape
     ((12, 4), (5, 12))
     """
-    X = _check_matrix(X)
+    X = as_real_matrix(X, "X", allow_sparse=True)
     n_users, n_items = X.shape
-    k = _check_k(k, n_items)
+    k = as_int_scalar(k, "k", minimum=1, maximum=n_items)
+    n_check_users = as_int_scalar(n_check_users, "n_check_users", minimum=1)
     spectrum = gram_spectrum(X) if spectrum is None else spectrum
     if spectrum.vectors.shape[0] != n_items:
         raise ValueError(
@@ -150,14 +142,11 @@ def prepare_rescaling_state(
     rows = X[users]
     rows = rows.toarray() if hasattr(rows, "toarray") else np.asarray(rows)
     clusters = np.asarray(item_clusters)[order]
-    upper_rows, upper_cols = np.triu_indices(n_items, k=1)
     return RescalingState(
         singular_values=spectrum.singular_values[:k].copy(),
         vectors=np.ascontiguousarray(spectrum.vectors[order, :k]),
         clusters=clusters,
         check_rows=np.ascontiguousarray(rows[:, order]),
-        upper_pairs=upper_rows * n_items + upper_cols,
-        same_cluster=clusters[upper_rows] == clusters[upper_cols],
     )
 
 
@@ -185,10 +174,8 @@ def rescaling_update(state: RescalingState, lam: float, alpha: float) -> Rescali
     >>> bool(update.max_prediction_change < 1e-12)
     True
     """
-    lam = _check_lam(lam)
-    alpha = float(alpha)
-    if not np.isfinite(alpha):
-        raise ValueError(f"alpha must be a finite number; got {alpha}")
+    lam = as_float_scalar(lam, "lam", positive=True)
+    alpha = as_float_scalar(alpha, "alpha")
     shrink = dropout_shrinkage(state.singular_values, lam)
     if np.any(shrink == 0):
         raise ValueError("some of the top k singular values are zero; lower k")
@@ -197,9 +184,7 @@ def rescaling_update(state: RescalingState, lam: float, alpha: float) -> Rescali
     B_D = V * shrink ** (0.5 - alpha)
     A_D = V * shrink ** (0.5 + alpha)
     cosines = cosine_matrix(B_D)
-    auc = _pair_auc(cosines.ravel()[state.upper_pairs], state.same_cluster, n_bins=_AUC_BINS)
-    share = _top_neighbour_share(cosines, state.clusters, n_neighbours=10)
-    recovery = ClusterRecovery(auc=auc, neighbour_share=share)
+    recovery = cluster_recovery(cosines, state.clusters, 10, auc_bins=_AUC_BINS)
     n_items = cosines.shape[0]
     mean_cosine = (cosines.sum() - n_items) / (n_items * (n_items - 1))
     reference_factor = V * np.sqrt(shrink)  # alpha = 0: A_0 = B_0
