@@ -1,23 +1,22 @@
 """Tests for the block widgets and constructions of chapters 2 and 3."""
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosine_book.similarity import block_cosines, blocks_with, cosine
-from cosine_book.widgets import bounds_widget, two_block_widget
-from cosine_book.widgets.blocks import (
-    draw_block_cosines,
+from cosine_book.plotting.blocks import block_cosines_figure, draw_block_cosines
+from cosine_book.similarity import (
+    block_cosines,
+    blocks_with,
+    cosine,
     profiles_with_cosine,
     random_block_pair,
 )
+from cosine_book.widgets import bounds_widget, two_block_widget
+from cosine_book.widgets.blocks import BOUNDS, TWO_BLOCKS, blocks_state, bounds_spec
+from cosine_book.widgets.core import LiveWidget
 
 norm = st.floats(0.01, 100.0)
 local_cosine = st.floats(-1.0, 1.0)
@@ -176,36 +175,91 @@ def test_draw_block_cosines_labels_the_numbers():
     plt.close(fig)
 
 
-@pytest.mark.parametrize("make_widget", [two_block_widget, bounds_widget])
-def test_widgets_redraw_when_a_slider_moves(make_widget, monkeypatch):
-    shown = []
-    monkeypatch.setattr(plt, "show", lambda: shown.append(plt.gcf().axes[1].get_title()))
-    box = make_widget()
-    _caption, grid, _output = box.children
-    sliders = grid.children
-    assert all(isinstance(s, widgets.FloatSlider) for s in sliders)
-    assert len(shown) == 1
-    sliders[0].value = 1.37  # change the norm of x_1 (no widget starts there)
-    assert len(shown) == 2 and shown[0] != shown[1]
-    plt.close("all")
-
-
-def test_widget_reports_invalid_setting_instead_of_failing(monkeypatch, capsys):
-    shown = []
-    monkeypatch.setattr(plt, "show", lambda: shown.append(1))
-    box = two_block_widget()
-    sliders = {s.description: s for s in box.children[1].children}
-    sliders["‖x₁‖"].value = 0.0
-    sliders["‖x₂‖"].value = 0.0  # x is now the zero vector: a message, no figure
-    assert len(shown) == 2  # the initial figure and the one after the first change
-    # Outside a kernel the Output widget does not capture, so the message reaches stdout.
-    assert "Not a valid setting" in capsys.readouterr().out
-    plt.close("all")
-
-
-def test_bounds_widget_needs_three_local_cosines():
+def test_widget_functions_return_live_widgets():
+    assert isinstance(two_block_widget(), LiveWidget)
+    assert bounds_widget(local=(0.1, 0.2, 0.3)).spec.defaults()["c3"] == 0.3
     with pytest.raises(ValueError, match="three"):
-        bounds_widget(local=(0.1, 0.2))
+        bounds_spec(local=(0.1, 0.2))
+
+
+def test_figure_of_the_state_is_drawn():
+    fig = block_cosines_figure(blocks_state(**TWO_BLOCKS.defaults()))
+    assert len(fig.axes) == 2
+    plt.close(fig)
+
+
+def test_html_version_offers_few_enough_frames():
+    # Each frame costs execution time and page weight (budget: 5 MB per page).
+    assert len(TWO_BLOCKS.settings()) <= 40
+    assert len(BOUNDS.settings()) <= 60
+
+
+def offered(spec, name):
+    """States of the HTML version as control ``name`` moves alone from the defaults."""
+    control = next(c for c in spec.controls if c.name == name)
+    return [spec.state(**{**spec.defaults(), name: value}) for value in control.values()]
+
+
+# Chapter 2, "Explore: two blocks": each "try this" sentence, on settings the HTML offers.
+def test_ch2_raising_x1_raises_the_global_cosine_while_locals_stay():
+    states = offered(TWO_BLOCKS, "x1")[1:]  # from x1 = 0.1 up (x1 = 0 leaves block 1 undefined)
+    globals_ = [state.global_cosine for state in states]
+    assert all(a < b for a, b in zip(globals_, globals_[1:], strict=False))
+    for state in states:
+        np.testing.assert_allclose(state.local, [0.9, 0.7], atol=1e-12)
+
+
+def test_ch2_equal_local_cosines_shrink_the_interval_to_a_point():
+    assert 0.7 in next(c for c in TWO_BLOCKS.controls if c.name == "c1").values()
+    state = TWO_BLOCKS.state(**{**TWO_BLOCKS.defaults(), "c1": 0.7})
+    lower, upper = state.bounds()
+    assert upper - lower < 1e-12 and state.global_cosine == pytest.approx(lower, abs=1e-12)
+
+
+def test_ch2_moderately_negative_c2_keeps_a_positive_global_cosine():
+    by_c2 = {round(float(s.local[1]), 12): s.global_cosine for s in offered(TWO_BLOCKS, "c2")}
+    assert by_c2[-0.5] > 0 and by_c2[-0.3] > 0  # block 2 carries little weight
+    assert by_c2[-1.0] < 0  # at the extreme it finally turns the sign
+
+
+# Chapter 3, "Explore: move the norm profiles".
+def test_ch3_norms_move_the_interval_not_the_ticks():
+    for name in ("x1", "y1", "x2", "y2", "x3", "y3"):
+        intervals = set()
+        for state in offered(BOUNDS, name):
+            defined = state.local[~np.isnan(state.local)]
+            assert set(np.round(defined, 12)) <= {0.9, 0.5, -0.3}
+            lower, upper = state.bounds()
+            if defined.size == 3:  # a zero norm drops its block (and its tick)
+                assert lower <= 0 <= upper  # around zero: the local cosines have both signs
+            intervals.add((round(lower, 9), round(upper, 9)))
+        assert len(intervals) > 1
+
+
+def preset(spec, label):
+    return spec.state(**{**spec.defaults(), **spec.presets[label]})
+
+
+def test_ch3_equal_norms_give_rho_one_and_the_full_range_of_the_ticks():
+    state = preset(BOUNDS, "equal norms")
+    assert state.profile_cosine == pytest.approx(1.0, abs=1e-12)
+    assert state.bounds() == pytest.approx((-0.3, 0.9), abs=1e-12)
+
+
+def test_ch3_lengths_in_different_blocks_collapse_the_interval():
+    state = preset(BOUNDS, "x in block 1, y in block 3")
+    lower, upper = state.bounds()
+    default_lower, default_upper = BOUNDS.state(**BOUNDS.defaults()).bounds()
+    assert upper - lower < 0.2 * (default_upper - default_lower)
+    assert abs(lower) < 0.1 and abs(upper) < 0.1
+
+
+def test_ch3_all_negative_global_stays_above_rho_cmin_but_below_cmax():
+    # The corollary: global >= rho * c_min. It does not beat every local cosine
+    # (that needs rho * c_min >= c_max): here it lies below the largest, -0.3.
+    state = preset(BOUNDS, "all negative")
+    assert state.global_cosine >= state.profile_cosine * state.local.min() - 1e-12
+    assert state.global_cosine < state.local.max()
 
 
 @settings(max_examples=40, deadline=None)

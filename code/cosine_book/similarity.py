@@ -44,9 +44,22 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cosine_book._validation import as_real_array, nonfinite_error
+from cosine_book._validation import (
+    as_float_scalar,
+    as_int_scalar,
+    as_real_array,
+    nonfinite_error,
+)
 
-__all__ = ["BlockCosines", "block_cosines", "blocks_with", "cosine", "cosine_bounds"]
+__all__ = [
+    "BlockCosines",
+    "block_cosines",
+    "blocks_with",
+    "cosine",
+    "cosine_bounds",
+    "profiles_with_cosine",
+    "random_block_pair",
+]
 
 # A float64 block whose sum of squares lies outside [_TINY, _HUGE] may have lost
 # digits to underflow or be near overflow, and so may the product of two such sums:
@@ -607,4 +620,126 @@ def blocks_with(
     y_blocks = [
         norm * np.array([c, s]) for norm, c, s in zip(y_array, local_array, sines, strict=True)
     ]
+    return x_blocks, y_blocks
+
+
+def profiles_with_cosine(
+    rho: float, share: float, n_blocks: int = 2, eta: float = 0.0
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Norm profiles with cosine exactly ``rho`` that move the weight from block 1 to block 2.
+
+    Blocks 1 and 2 get ``(cos alpha, sin alpha)`` on the x side and
+    ``(cos beta, sin beta)`` on the y side, with ``alpha - beta = delta`` and
+    ``beta = share * (pi/2 - delta)``; any further blocks get the norm ``eta``
+    on both sides. ``delta`` is chosen so that the profile cosine is exactly
+    ``rho``: ``cos(delta) = rho * (1 + m eta**2) - m eta**2`` with
+    ``m = n_blocks - 2``. As ``share`` goes from 0 to 1 the weight of block 1
+    falls from its largest to its smallest value (``rho`` to 0 when
+    ``eta = 0``), so the global cosine sweeps the interval of chapter 3.
+    For ``0 < share < 1`` and ``eta > 0`` every norm is positive.
+
+    Parameters
+    ----------
+    rho : float
+        Target profile cosine in ``[0, 1]``.
+    share : float
+        Position of the sweep in ``[0, 1]``.
+    n_blocks : int
+        Number of blocks, at least 2.
+    eta : float
+        Norm of the blocks after the first two (on both sides), nonnegative and
+        small enough that ``rho * (1 + m eta**2) >= m eta**2``.
+
+    Returns
+    -------
+    (x_norms, y_norms) : tuple of ndarray of shape (n_blocks,)
+
+    Raises
+    ------
+    ValueError
+        If ``rho`` or ``share`` lies outside ``[0, 1]``, ``n_blocks < 2``, or
+        ``eta`` is negative or too large for ``rho``.
+
+    Examples
+    --------
+    >>> x_norms, y_norms = profiles_with_cosine(0.8, 0.5)
+    >>> round(float(x_norms @ y_norms), 6), (x_norms * y_norms).round(4)
+    (0.8, array([0.4, 0.4]))
+    >>> x_norms, y_norms = profiles_with_cosine(0.6, 0.3, n_blocks=4, eta=0.05)
+    >>> cos_profiles = x_norms @ y_norms / (np.linalg.norm(x_norms) * np.linalg.norm(y_norms))
+    >>> round(float(cos_profiles), 12)
+    0.6
+    """
+    # rho lies in [0, 1]: norm profiles are nonnegative.
+    rho = as_float_scalar(rho, "rho", interval=(0, 1))
+    share = as_float_scalar(share, "share", interval=(0, 1))
+    n_blocks = as_int_scalar(n_blocks, "n_blocks", minimum=2)
+    eta = as_float_scalar(eta, "eta", nonnegative=True)
+    extra = (n_blocks - 2) * eta**2
+    cos_delta = rho * (1.0 + extra) - extra
+    if cos_delta < 0:
+        raise ValueError(
+            f"eta must be small enough for rho={rho}; got {eta} "
+            f"(need rho * (1 + m eta**2) >= m eta**2 with m = {n_blocks - 2})"
+        )
+    delta = float(np.arccos(min(cos_delta, 1.0)))
+    beta = share * (np.pi / 2 - delta)
+    alpha = beta + delta
+    x_norms = np.full(n_blocks, eta)
+    y_norms = np.full(n_blocks, eta)
+    x_norms[:2] = np.cos(alpha), np.sin(alpha)
+    y_norms[:2] = np.cos(beta), np.sin(beta)
+    # cos(pi/2) is 6e-17 in floating point: make the end points exact zeros.
+    x_norms[np.abs(x_norms) < 1e-15] = 0.0
+    y_norms[np.abs(y_norms) < 1e-15] = 0.0
+    return x_norms, y_norms
+
+
+def random_block_pair(
+    rng: np.random.Generator, max_blocks: int = 6, max_size: int = 8, min_blocks: int = 1
+) -> tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]]:
+    """A random pair of blocked vectors with very uneven block scales.
+
+    The number of blocks, each block's size, its scale on each side (log-uniform
+    over six decades) and how strongly ``y_i`` follows ``x_i`` (or its negative)
+    are all drawn from ``rng``, so that samples cover the whole range of local
+    cosines and of norm profiles.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness (seed it for reproducible samples).
+    max_blocks, max_size : int
+        Largest number of blocks and largest block size, each at least 1.
+    min_blocks : int
+        Smallest number of blocks, between 1 and ``max_blocks``.
+
+    Returns
+    -------
+    (x_blocks, y_blocks) : tuple of two lists of ndarray
+
+    Raises
+    ------
+    ValueError
+        If ``max_blocks`` or ``max_size`` is smaller than 1, or ``min_blocks``
+        is not between 1 and ``max_blocks``.
+
+    Examples
+    --------
+    >>> xs, ys = random_block_pair(np.random.default_rng(0))
+    >>> len(xs) == len(ys), [x.shape == y.shape for x, y in zip(xs, ys)][0]
+    (True, True)
+    """
+    max_blocks = as_int_scalar(max_blocks, "max_blocks", minimum=1)
+    max_size = as_int_scalar(max_size, "max_size", minimum=1)
+    min_blocks = as_int_scalar(min_blocks, "min_blocks", minimum=1, maximum=max_blocks)
+    n_blocks = int(rng.integers(min_blocks, max_blocks + 1))
+    x_blocks, y_blocks = [], []
+    for _ in range(n_blocks):
+        size = int(rng.integers(1, max_size + 1))
+        x = rng.standard_normal(size)
+        # y_i = a * x_i + noise: a in [-3, 3] sets the sign and strength of agreement.
+        y = rng.uniform(-3.0, 3.0) * x + rng.standard_normal(size)
+        x_blocks.append(x * 10.0 ** rng.uniform(-3.0, 3.0))
+        y_blocks.append(y * 10.0 ** rng.uniform(-3.0, 3.0))
     return x_blocks, y_blocks

@@ -1,0 +1,528 @@
+"""One widget design for both readers: a control spec, a pure state function, a drawing function.
+
+A widget is a :class:`WidgetSpec`: its controls (:class:`Slider`, :class:`Choice`),
+a pure function from control values to the state it shows (numbers, arrays; the
+computation itself lives in the core modules), a drawing function from that state
+to a Matplotlib figure (in :mod:`cosine_book.plotting`), and an optional one-line
+readout. Two front ends show what these compute:
+
+- in a Jupyter kernel, :func:`kernel_widget` wires the controls to ipywidgets and
+  redraws on every change;
+- in the static HTML book, :func:`static_html` evaluates the state and drawing
+  functions over a grid of control settings at execution time and emits one
+  self-contained HTML fragment (frames as inline PNG images, a few lines of inline
+  JavaScript, no external script, no network) whose controls swap frames.
+
+:class:`LiveWidget` carries both in one output: JupyterLab renders the live
+ipywidget, and the book (``nb_mime_priority_overrides`` in ``_config.yml``) renders
+the ``text/html`` version. With many controls the HTML version moves one control
+at a time away from the defaults (``mode="one_at_a_time"``); with one or two it
+offers every combination (``mode="grid"``). Named presets set every control at
+once, so the chapter text can refer to them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import io
+import itertools
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from cosine_book._validation import as_float_scalar
+
+__all__ = ["Choice", "LiveWidget", "Slider", "WidgetSpec", "kernel_widget", "static_html"]
+
+#: Resolution of the frames of the HTML version (dots per inch of the figure size).
+FRAME_DPI = 80
+
+
+@dataclass(frozen=True)
+class Slider:
+    """A numeric control.
+
+    Parameters
+    ----------
+    name : str
+        Keyword argument of the state function.
+    label : str
+        What the reader sees.
+    minimum, maximum, step, default : float
+        Range, step and starting value of the kernel slider.
+    static_values : sequence of float, optional
+        The values the HTML version offers; by default 5 evenly spaced values
+        from ``minimum`` to ``maximum`` plus ``default``.
+    readout_format : str
+        Format of the value shown beside the control.
+
+    Examples
+    --------
+    >>> Slider("c1", "c₁", -1.0, 1.0, 0.01, 0.9).values()
+    (-1.0, -0.5, 0.0, 0.5, 0.9, 1.0)
+    """
+
+    name: str
+    label: str
+    minimum: float
+    maximum: float
+    step: float
+    default: float
+    static_values: Sequence[float] | None = None
+    readout_format: str = ".2f"
+
+    def __post_init__(self) -> None:
+        low = as_float_scalar(self.minimum, f"{self.name}: minimum")
+        high = as_float_scalar(self.maximum, f"{self.name}: maximum")
+        as_float_scalar(self.step, f"{self.name}: step", positive=True)
+        as_float_scalar(self.default, f"{self.name}: default", interval=(low, high))
+        for value in self.values():
+            as_float_scalar(value, f"{self.name}: static value", interval=(low, high))
+
+    def values(self) -> tuple[float, ...]:
+        """The values of the HTML version, sorted, including the default."""
+        if self.static_values is not None:
+            chosen = [float(v) for v in self.static_values]
+        else:
+            chosen = np.linspace(self.minimum, self.maximum, 5).round(10).tolist()
+        return tuple(sorted(set(chosen) | {float(self.default)}))
+
+    def show(self, value: float) -> str:
+        """The value as the reader sees it beside the control."""
+        return format(value, self.readout_format)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A control with a few named options.
+
+    Parameters
+    ----------
+    name : str
+        Keyword argument of the state function.
+    label : str
+        What the reader sees.
+    options : sequence
+        The values passed to the state function.
+    default
+        One of ``options``.
+    option_labels : sequence of str, optional
+        How each option is shown (default: ``str(option)``).
+
+    Examples
+    --------
+    >>> Choice("optimizer", "optimizer", ("SGD", "Adam"), "Adam").values()
+    ('SGD', 'Adam')
+    """
+
+    name: str
+    label: str
+    options: Sequence[Any]
+    default: Any
+    option_labels: Sequence[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.default not in tuple(self.options):
+            raise ValueError(f"{self.name}: default {self.default!r} is not one of the options")
+        if self.option_labels is not None and len(self.option_labels) != len(self.options):
+            raise ValueError(f"{self.name}: expected one label per option")
+
+    def values(self) -> tuple[Any, ...]:
+        """Every option, in order."""
+        return tuple(self.options)
+
+    def show(self, value: Any) -> str:
+        """The option as the reader sees it."""
+        labels = self.option_labels or [str(option) for option in self.options]
+        return labels[tuple(self.options).index(value)]
+
+
+Control = Slider | Choice
+
+
+@dataclass(frozen=True)
+class WidgetSpec:
+    """Controls, a pure state function and a drawing function: one widget.
+
+    Parameters
+    ----------
+    name : str
+        Identifier (letters, digits, hyphens), unique on a page.
+    title : str
+        A short caption shown above the controls.
+    controls : sequence of Slider or Choice
+        In display order; their names are the state function's keywords.
+    state : callable
+        ``state(**values)``: pure, from control values to what is shown.
+    draw : callable
+        ``draw(state)``: a new Matplotlib figure showing the state.
+    readout : callable, optional
+        ``readout(state)``: one line of plain text under the figure.
+    mode : {"one_at_a_time", "grid"}
+        How the HTML version covers the controls: every combination of their
+        values (``"grid"``), or each control moved alone from the defaults.
+    presets : mapping of str to mapping, optional
+        Named settings (label -> {control name: value}) offered as buttons in
+        both versions; each must use values the HTML version offers.
+    """
+
+    name: str
+    title: str
+    controls: Sequence[Control]
+    state: Callable[..., Any]
+    draw: Callable[[Any], Any]
+    readout: Callable[[Any], str] | None = None
+    mode: Literal["one_at_a_time", "grid"] = "one_at_a_time"
+    presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        names = [control.name for control in self.controls]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.name}: control names must be distinct; got {names}")
+        if self.mode not in ("one_at_a_time", "grid"):
+            raise ValueError(f"mode must be 'one_at_a_time' or 'grid'; got {self.mode!r}")
+        for label, preset in self.presets.items():
+            unknown = set(preset) - set(names)
+            if unknown:
+                raise ValueError(f"preset {label!r} names unknown controls {sorted(unknown)}")
+            for control in self.controls:
+                value = preset.get(control.name, control.default)
+                if value not in control.values():
+                    raise ValueError(
+                        f"preset {label!r}: {control.name}={value!r} is not a value the "
+                        f"HTML version offers {control.values()}"
+                    )
+
+    def defaults(self) -> dict[str, Any]:
+        """Every control at its default."""
+        return {control.name: control.default for control in self.controls}
+
+    def settings(self) -> list[dict[str, Any]]:
+        """The control settings the HTML version shows, in a fixed order.
+
+        Examples
+        --------
+        >>> spec = WidgetSpec(
+        ...     "demo", "demo",
+        ...     [Slider("a", "a", 0, 1, 0.5, 0, static_values=[0, 1]),
+        ...      Slider("b", "b", 0, 1, 0.5, 1, static_values=[0, 1])],
+        ...     state=lambda a, b: a + b, draw=None)
+        >>> spec.settings()
+        [{'a': 0.0, 'b': 1.0}, {'a': 1.0, 'b': 1.0}, {'a': 0.0, 'b': 0.0}]
+        """
+        defaults = self.defaults()
+        if self.mode == "grid":
+            grid = itertools.product(*(control.values() for control in self.controls))
+            found = [dict(zip(defaults, combination, strict=True)) for combination in grid]
+        else:
+            found = [defaults]
+            for control in self.controls:
+                for value in control.values():
+                    found.append({**defaults, control.name: value})
+        found += [{**defaults, **preset} for preset in self.presets.values()]
+        unique: list[dict[str, Any]] = []
+        for setting in found:
+            normal = {
+                c.name: float(setting[c.name]) if isinstance(c, Slider) else setting[c.name]
+                for c in self.controls
+            }
+            if normal not in unique:
+                unique.append(normal)
+        return unique
+
+    def evaluate(self, **values: Any) -> tuple[Any, Any, str]:
+        """State, figure and readout for one setting (defaults for missing controls).
+
+        A setting the state function refuses (``ValueError``, e.g. a zero vector)
+        gives ``None``, a figure saying why, and the message as the readout.
+        """
+        try:
+            state = self.state(**{**self.defaults(), **values})
+        except ValueError as error:
+            message = f"Not a valid setting: {error}"
+            return None, _message_figure(message), message
+        return state, self.draw(state), self.readout(state) if self.readout else ""
+
+
+def _message_figure(message: str) -> Any:
+    """A small figure that only says ``message`` (for settings with nothing to draw)."""
+    import textwrap
+
+    import matplotlib.pyplot as plt
+
+    figure = plt.figure(figsize=(8.0, 1.2))
+    figure.text(0.02, 0.5, "\n".join(textwrap.wrap(message, 110)), va="center", fontsize=10)
+    return figure
+
+
+def _figure_png(figure: Any) -> bytes:
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    # Fixed metadata: the bytes depend only on the drawing, not on the date or version.
+    figure.savefig(buffer, format="png", dpi=FRAME_DPI, metadata={"Software": None})
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def _indices(spec: WidgetSpec, setting: Mapping[str, Any]) -> str:
+    """Frame key: the index of each control's value among the values it offers."""
+    return ",".join(str(control.values().index(setting[control.name])) for control in spec.controls)
+
+
+# Inline script of the HTML version: controls hold indices into each control's values;
+# moving one control looks up the frame of the new setting (in one-at-a-time mode the
+# other controls return to their defaults first, so that a frame always exists).
+_SCRIPT = """(function () {
+  var root = document.getElementById(%(id)s);
+  var data = JSON.parse(root.querySelector("script.lgc-frames").textContent);
+  var controls = root.querySelectorAll(".lgc-control");
+  var image = root.querySelector("img.lgc-frame");
+  var readout = root.querySelector(".lgc-readout");
+  function key() {
+    return Array.prototype.map.call(controls, function (c) { return c.value; }).join(",");
+  }
+  function show() {
+    var frame = data.frames[key()];
+    image.src = data.images[frame.image];
+    image.alt = data.alt + " (" + frame.label + ")";
+    readout.textContent = frame.readout;
+    Array.prototype.forEach.call(controls, function (c, i) {
+      root.querySelectorAll(".lgc-value")[i].textContent = data.labels[i][c.value];
+    });
+    root.setAttribute("data-frame", key());
+  }
+  function setAll(indices) {
+    Array.prototype.forEach.call(controls, function (c, i) { c.value = indices[i]; });
+    show();
+  }
+  Array.prototype.forEach.call(controls, function (control, i) {
+    control.addEventListener("input", function () {
+      if (data.mode === "one_at_a_time" && !(key() in data.frames)) {
+        var indices = data.defaults.slice();
+        indices[i] = control.value;
+        setAll(indices);
+      } else {
+        show();
+      }
+    });
+  });
+  Array.prototype.forEach.call(root.querySelectorAll(".lgc-preset"), function (button) {
+    button.addEventListener("click", function () {
+      setAll(button.getAttribute("data-key").split(","));
+    });
+  });
+})();"""
+
+
+def static_html(spec: WidgetSpec) -> str:
+    """The kernel-free HTML version of a widget: frames plus a few lines of inline JavaScript.
+
+    Every frame is what ``spec.draw(spec.state(**setting))`` draws for a setting of
+    :meth:`WidgetSpec.settings`, as an inline PNG; identical frames are stored once.
+    The element ids derive from the content, so the output is the same on every run.
+
+    Parameters
+    ----------
+    spec : WidgetSpec
+
+    Returns
+    -------
+    str
+        One ``<div class="lgc-widget">`` with its controls, image, readout, frame
+        data (``<script type="application/json" class="lgc-frames">``) and script.
+    """
+    settings = spec.settings()
+    images: list[str] = []
+    image_index: dict[str, int] = {}
+    frames: dict[str, dict[str, Any]] = {}
+    for setting in settings:
+        _, figure, readout = spec.evaluate(**setting)
+        encoded = "data:image/png;base64," + base64.b64encode(_figure_png(figure)).decode()
+        if encoded not in image_index:
+            image_index[encoded] = len(images)
+            images.append(encoded)
+        label = ", ".join(f"{c.label} = {c.show(setting[c.name])}" for c in spec.controls)
+        frames[_indices(spec, setting)] = {
+            "image": image_index[encoded],
+            "readout": readout,
+            "label": label,
+        }
+    defaults = spec.defaults()
+    default_key = _indices(spec, defaults)
+    payload = {
+        "mode": spec.mode,
+        "alt": spec.title,
+        "defaults": default_key.split(","),
+        "labels": [[c.show(v) for v in c.values()] for c in spec.controls],
+        "frames": frames,
+        "images": images,
+    }
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
+    element_id = f"lgc-{spec.name}-{digest}"
+    rows = []
+    for control in spec.controls:
+        values = control.values()
+        index = values.index(defaults[control.name])
+        if isinstance(control, Slider):
+            widget = (
+                f'<input type="range" class="lgc-control" name="{html.escape(control.name)}" '
+                f'min="0" max="{len(values) - 1}" step="1" value="{index}" '
+                f'aria-label="{html.escape(control.label)}">'
+            )
+        else:
+            options = "".join(
+                f'<option value="{i}"{" selected" if i == index else ""}>'
+                f"{html.escape(control.show(v))}</option>"
+                for i, v in enumerate(values)
+            )
+            widget = (
+                f'<select class="lgc-control" name="{html.escape(control.name)}" '
+                f'aria-label="{html.escape(control.label)}">{options}</select>'
+            )
+        rows.append(
+            f'<label class="lgc-row"><span class="lgc-label">{html.escape(control.label)}</span>'
+            f'{widget}<output class="lgc-value">{html.escape(control.show(defaults[control.name]))}'
+            "</output></label>"
+        )
+    presets = "".join(
+        f'<button type="button" class="lgc-preset" '
+        f'data-key="{_indices(spec, {**defaults, **preset})}">{html.escape(label)}</button>'
+        for label, preset in spec.presets.items()
+    )
+    first = frames[default_key]
+    note = (
+        "In this page, one control moves at a time from the defaults; "
+        "run the notebook for every combination."
+        if spec.mode == "one_at_a_time" and len(spec.controls) > 1
+        else ""
+    )
+    style = (
+        "<style>.lgc-widget{border:1px solid #ddd;border-radius:6px;padding:.6em;margin:1em 0}"
+        ".lgc-controls{display:flex;flex-wrap:wrap;gap:.3em 1.2em}"
+        ".lgc-row{display:flex;align-items:center;gap:.4em;font-size:.9em}"
+        ".lgc-label{min-width:4.5em}.lgc-value{min-width:3.5em;font-family:monospace}"
+        ".lgc-frame{max-width:100%;height:auto;display:block;margin-top:.5em}"
+        ".lgc-readout{font-family:monospace;font-size:.85em;white-space:pre-wrap}"
+        ".lgc-note{font-size:.8em;color:#555}.lgc-preset{margin:.3em .4em 0 0}</style>"
+    )
+    data = json.dumps(payload, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
+    return (
+        f'<div class="lgc-widget" data-widget="{html.escape(spec.name)}" id="{element_id}" '
+        f'data-frame="{default_key}">{style}'
+        f'<div class="lgc-title"><b>{html.escape(spec.title)}</b></div>'
+        f'<div class="lgc-controls">{"".join(rows)}</div>'
+        + (f'<div class="lgc-presets">{presets}</div>' if presets else "")
+        + f'<img class="lgc-frame" src="{images[first["image"]]}" '
+        f'alt="{html.escape(spec.title)} ({html.escape(first["label"])})">'
+        f'<div class="lgc-readout">{html.escape(first["readout"])}</div>'
+        + (f'<div class="lgc-note">{note}</div>' if note else "")
+        + f'<script type="application/json" class="lgc-frames">{data}</script>'
+        f"<script>{_SCRIPT % {'id': json.dumps(element_id)}}</script></div>"
+    )
+
+
+def kernel_widget(spec: WidgetSpec) -> Any:
+    """The live ipywidgets version: the spec's controls, redrawing through the kernel.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        Title, controls, preset buttons and an output area with the figure and readout.
+    """
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    inputs: dict[str, Any] = {}
+    for control in spec.controls:
+        if isinstance(control, Slider):
+            inputs[control.name] = widgets.FloatSlider(
+                value=control.default,
+                min=control.minimum,
+                max=control.maximum,
+                step=control.step,
+                description=control.label,
+                continuous_update=False,
+                readout_format=control.readout_format,
+                style={"description_width": "60px"},
+                layout=widgets.Layout(width="260px"),
+            )
+        else:
+            inputs[control.name] = widgets.Dropdown(
+                options=[(control.show(v), v) for v in control.values()],
+                value=control.default,
+                description=control.label,
+                style={"description_width": "60px"},
+                layout=widgets.Layout(width="260px"),
+            )
+    output = widgets.Output()
+
+    def redraw(_change: object = None) -> None:
+        values = {name: widget.value for name, widget in inputs.items()}
+        with output:
+            output.clear_output(wait=True)
+            _, figure, readout = spec.evaluate(**values)
+            display(figure)
+            plt.close(figure)
+            if readout:
+                print(readout)
+
+    def apply(preset: Mapping[str, Any]) -> Callable[[object], None]:
+        def on_click(_button: object) -> None:
+            for name, value in {**spec.defaults(), **preset}.items():
+                inputs[name].unobserve(redraw, names="value")
+                inputs[name].value = value
+                inputs[name].observe(redraw, names="value")
+            redraw()
+
+        return on_click
+
+    for widget in inputs.values():
+        widget.observe(redraw, names="value")
+    buttons = []
+    for label, preset in spec.presets.items():
+        button = widgets.Button(description=label, layout=widgets.Layout(width="auto"))
+        button.on_click(apply(preset))
+        buttons.append(button)
+    redraw()
+    controls = widgets.GridBox(
+        list(inputs.values()), layout=widgets.Layout(grid_template_columns="repeat(3, 270px)")
+    )
+    parts = [widgets.HTML(f"<b>{html.escape(spec.title)}</b>"), controls]
+    if buttons:
+        parts.append(widgets.HBox(buttons))
+    return widgets.VBox([*parts, output])
+
+
+class LiveWidget:
+    """A widget for both readers: the ipywidget in a kernel, the static HTML in the book.
+
+    Displaying it emits one output with both representations; JupyterLab renders
+    the live widget, and the HTML book renders ``text/html`` (see
+    ``nb_mime_priority_overrides`` in ``_config.yml``).
+
+    Parameters
+    ----------
+    spec : WidgetSpec
+    """
+
+    def __init__(self, spec: WidgetSpec) -> None:
+        self.spec = spec
+        self.widget: Any = None  # the ipywidget of the last display
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        self.widget = kernel_widget(self.spec)
+        bundle = self.widget._repr_mimebundle_()
+        data = dict(bundle[0]) if isinstance(bundle, tuple) else dict(bundle)
+        data["text/html"] = static_html(self.spec)
+        data["text/plain"] = f"<{self.spec.title}: interactive widget>"
+        return data
+
+    def __repr__(self) -> str:
+        return f"LiveWidget({self.spec.name!r})"

@@ -1,0 +1,139 @@
+"""Tests for cosine_book.widgets.core: one widget design, two front ends."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import matplotlib.pyplot as plt
+import pytest
+
+from cosine_book.widgets.core import Choice, LiveWidget, Slider, WidgetSpec, static_html
+
+
+def draw_value(state):
+    fig, ax = plt.subplots(figsize=(2, 1))
+    ax.set_title(f"{state:.2f}")
+    return fig
+
+
+def make_spec(mode="one_at_a_time", **extra):
+    return WidgetSpec(
+        name="demo",
+        title="demo widget",
+        controls=[
+            Slider("a", "a", 0.0, 1.0, 0.1, 0.0, static_values=[0.0, 0.5, 1.0]),
+            Choice("b", "b", (1, 2), 1, option_labels=("one", "two")),
+        ],
+        state=lambda a, b: a * b,
+        draw=draw_value,
+        readout=lambda state: f"value {state:.2f}",
+        mode=mode,
+        **extra,
+    )
+
+
+def frames_of(fragment):
+    data = re.search(r'<script type="application/json" class="lgc-frames">(.*?)</script>', fragment)
+    return json.loads(data.group(1).replace("<\\/", "</"))
+
+
+def test_settings_cover_each_control_from_the_defaults():
+    assert make_spec().settings() == [
+        {"a": 0.0, "b": 1},
+        {"a": 0.5, "b": 1},
+        {"a": 1.0, "b": 1},
+        {"a": 0.0, "b": 2},
+    ]
+    assert len(make_spec("grid").settings()) == 6
+
+
+def test_static_html_frames_are_what_the_state_function_gives():
+    fragment = static_html(make_spec("grid"))
+    data = frames_of(fragment)
+    assert set(data["frames"]) == {f"{i},{j}" for i in range(3) for j in range(2)}
+    for key, frame in data["frames"].items():
+        i, j = map(int, key.split(","))
+        assert frame["readout"] == f"value {[0.0, 0.5, 1.0][i] * (1, 2)[j]:.2f}"
+    # Equal states draw equal figures, stored once: a = 0 gives 0 for both b.
+    assert data["frames"]["0,0"]["image"] == data["frames"]["0,1"]["image"]
+    assert 'class="lgc-widget"' in fragment and 'class="lgc-control"' in fragment
+    assert "<script src" not in fragment and "http" not in fragment
+
+
+def test_static_html_is_deterministic():
+    assert static_html(make_spec()) == static_html(make_spec())
+
+
+def test_invalid_settings_show_a_message():
+    def state(a):
+        if a > 0.7:
+            raise ValueError("a is too large")
+        return a
+
+    spec = WidgetSpec(
+        "bad",
+        "bad",
+        [Slider("a", "a", 0, 1, 0.1, 0, static_values=[0, 1])],
+        state=state,
+        draw=draw_value,
+        readout=lambda s: "ok",
+    )
+    frames = frames_of(static_html(spec))["frames"]
+    assert frames["1"]["readout"] == "Not a valid setting: a is too large"
+
+
+def test_presets_must_use_offered_values():
+    with pytest.raises(ValueError, match="not a value the HTML version offers"):
+        make_spec(presets={"odd": {"a": 0.3}})
+    with pytest.raises(ValueError, match="unknown controls"):
+        make_spec(presets={"odd": {"z": 0.3}})
+    spec = make_spec(presets={"top": {"a": 1.0, "b": 2}})
+    assert 'data-key="2,1"' in static_html(spec)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"default": 2.0}, r"must lie in \[0, 1\]"),
+        ({"static_values": [0.0, 3.0]}, r"must lie in \[0, 1\]"),
+        ({"step": 0.0}, "must be positive"),
+    ],
+)
+def test_slider_bad_input(kwargs, message):
+    arguments = {
+        "name": "a",
+        "label": "a",
+        "minimum": 0.0,
+        "maximum": 1.0,
+        "step": 0.1,
+        "default": 0.5,
+        **kwargs,
+    }
+    with pytest.raises(ValueError, match=message):
+        Slider(**arguments)
+
+
+def test_choice_and_spec_bad_input():
+    with pytest.raises(ValueError, match="not one of the options"):
+        Choice("b", "b", (1, 2), 3)
+    with pytest.raises(ValueError, match="distinct"):
+        WidgetSpec("x", "x", [Choice("b", "b", (1,), 1)] * 2, state=None, draw=None)
+    with pytest.raises(ValueError, match="mode"):
+        make_spec(mode="all")
+
+
+def test_kernel_widget_redraws_and_live_widget_carries_both_versions(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda figure: shown.append(figure))
+    live = LiveWidget(make_spec())
+    bundle = live._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/html"].startswith('<div class="lgc-widget"')
+    box = live.widget
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == box.model_id
+    slider = box.children[1].children[0]
+    before = len(shown)
+    slider.value = 0.5
+    assert len(shown) == before + 1
+    plt.close("all")
