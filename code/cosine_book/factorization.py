@@ -303,7 +303,7 @@ def gram(X: Matrix) -> NDArray[np.float64]:
     ------
     ValueError
         For input that is not a finite real matrix (see
-        :func:`cosine_book._validation.as_real_matrix`), and when ``X^T X``
+        ``cosine_book._validation.as_real_matrix``), and when ``X^T X``
         overflows float64 (entries of ``X`` beyond about ``1e154``). Tiny entries
         are fine: ``X^T X`` is formed in scaled units and products below the
         float64 range round to zero.

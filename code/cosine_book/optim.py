@@ -22,7 +22,7 @@ Parameters, gradients and updates are dictionaries ``name -> array`` in the fixe
 order ``W1, b1, W2, b2``, so ``cosine_book.similarity.block_cosines`` reads
 them as named blocks.
 
-Input checks go through :mod:`cosine_book._validation` once per public call
+Input checks go through ``cosine_book._validation`` once per public call
 (the training loop calls private helpers that trust their input).
 
 Determinism: the package's own vector sums (norms and inner products in
