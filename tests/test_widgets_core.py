@@ -123,17 +123,17 @@ def test_choice_and_spec_bad_input():
         make_spec(mode="all")
 
 
-def test_kernel_widget_redraws_and_live_widget_carries_both_versions(monkeypatch):
-    shown = []
-    monkeypatch.setattr("IPython.display.display", lambda figure: shown.append(figure))
+def test_kernel_widget_redraws_and_live_widget_carries_both_versions():
     live = LiveWidget(make_spec())
     bundle = live._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["text/html"].startswith('<div class="lgc-widget"')
     box = live.widget
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == box.model_id
+    output = box.children[-1]
+    assert output.outputs[-1]["text"] == "value 0.00\n"
     slider = box.children[1].children[0]
-    before = len(shown)
     slider.value = 0.5
-    assert len(shown) == before + 1
+    assert output.outputs[-1]["text"] == "value 0.50\n"
+    assert len(output.outputs) == 2  # the figure and the readout, replaced on each change
     plt.close("all")

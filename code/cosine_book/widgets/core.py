@@ -437,7 +437,6 @@ def kernel_widget(spec: WidgetSpec) -> Any:
     """
     import ipywidgets as widgets
     import matplotlib.pyplot as plt
-    from IPython.display import display
 
     inputs: dict[str, Any] = {}
     for control in spec.controls:
@@ -465,13 +464,14 @@ def kernel_widget(spec: WidgetSpec) -> Any:
 
     def redraw(_change: object = None) -> None:
         values = {name: widget.value for name, widget in inputs.items()}
-        with output:
-            output.clear_output(wait=True)
-            _, figure, readout = spec.evaluate(**values)
-            display(figure)
-            plt.close(figure)
-            if readout:
-                print(readout)
+        _, figure, readout = spec.evaluate(**values)
+        # Filled directly, not with `with output:`: without a frontend (nbconvert,
+        # nbval) captured output would otherwise land in the cell's own output.
+        output.outputs = ()
+        output.append_display_data(figure)
+        plt.close(figure)
+        if readout:
+            output.append_stdout(readout + "\n")
 
     def apply(preset: Mapping[str, Any]) -> Callable[[object], None]:
         def on_click(_button: object) -> None:
