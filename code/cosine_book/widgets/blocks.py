@@ -69,7 +69,7 @@ def _sliders(x_norms: Sequence[float], y_norms: Sequence[float], local: Sequence
     return sliders
 
 
-#: Chapter 2: two blocks, starting from the limit construction with eps = 0.2.
+#: Chapter 2, two blocks, starting from the limit construction with eps = 0.2.
 TWO_BLOCKS = WidgetSpec(
     name="two-blocks",
     title="Two blocks: norms and local cosines",
