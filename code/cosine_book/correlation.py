@@ -22,7 +22,9 @@ with group shares ``p_g = n_g / n`` and population (``ddof=0``) standard
 deviations. :func:`grouped_correlation` computes every term from raw data,
 :func:`pooled_correlation` the pooled ``r`` from group summaries alone, and
 :func:`sample_with_moments` draws points whose sample moments are exactly the
-ones asked for (so a figure shows precisely the numbers of the formula).
+ones asked for (so a figure shows precisely the numbers of the formula);
+:func:`two_group_sample` does so for two groups, and :func:`offset_sweep` gives
+the pooled ``r`` as one group moves (the widgets of chapters 4 and 5).
 
 Numerical accuracy
 ------------------
@@ -57,13 +59,16 @@ from cosine_book._validation import (
 from cosine_book.similarity import BlockCosines, block_cosines, cosine
 
 __all__ = [
+    "GroupSpec",
     "GroupedCorrelation",
     "centered_block_cosines",
     "cosine_from_moments",
     "grouped_correlation",
+    "offset_sweep",
     "pearson",
     "pooled_correlation",
     "sample_with_moments",
+    "two_group_sample",
     "zero_crossing_gap",
 ]
 
@@ -431,6 +436,22 @@ class GroupedCorrelation:
             _between_share(self.shares, y_gaps, y_sds),
         )
 
+    def parts(self) -> tuple[float, float]:
+        """The within part ``a_W * pooled_within`` and the between part ``a_B * between``.
+
+        They add up to ``pooled`` (to rounding); a part whose correlation is
+        undefined (``nan``) has a zero factor and counts as ``0``.
+
+        Examples
+        --------
+        >>> result = grouped_correlation([0, 1, 2, 3, 4, 5], [4, 5, 6, 0, 1, 2], [0, 0, 0, 1, 1, 1])
+        >>> [round(part, 4) for part in result.parts()], round(result.pooled, 4)
+        ([0.1807, -0.8132], -0.6325)
+        """
+        within = self.within_factor * float(np.nan_to_num(self.pooled_within))
+        between = self.between_factor * float(np.nan_to_num(self.between))
+        return within, between
+
     def within_weights(self) -> NDArray[np.float64]:
         """Weights ``w_g`` with ``pooled_within = sum w_g r_g`` (the block-cosine weights).
 
@@ -766,8 +787,25 @@ def pooled_correlation(
     for means, sds, name in ((mx, sx, "x"), (my, sy, "y")):
         if not sds[active].any() and (means[active] == means[active][0]).all():
             raise ValueError(f"the pooled {name} has zero variance; the correlation is undefined")
-    p = p / np.max(p)  # no overflow in the sum
-    p = p / np.sum(p)
+    return _pooled_core(_normalised(p), mx, my, sx, sy, r, undefined)
+
+
+def _normalised(shares: NDArray[Any]) -> NDArray[np.float64]:
+    """Nonnegative shares, not all zero, scaled to sum to 1 (no overflow in the sum)."""
+    p = shares / np.max(shares)
+    return p / np.sum(p)
+
+
+def _pooled_core(
+    p: NDArray[np.float64],
+    mx: NDArray[Any],
+    my: NDArray[Any],
+    sx: NDArray[Any],
+    sy: NDArray[Any],
+    r: NDArray[np.float64],
+    undefined: NDArray[np.bool_],
+) -> float:
+    """The pooled r of validated summaries with shares summing to 1 and nonzero variances."""
     dx, sx = _centred_summaries(p, mx, sx)
     dy, sy = _centred_summaries(p, my, sy)
     covariance = np.sum(np.where(undefined, 0.0, p * r * sx * sy)) + np.sum(p * dx * dy)
@@ -820,26 +858,58 @@ def zero_crossing_gap(
     >>> round(zero_crossing_gap([1, 1], 3.0, [sd, sd], [sd, sd], [1, 1]), 4)
     -0.8889
     """
-    named = {"shares": shares, "x_sds": x_sds, "y_sds": y_sds, "within": within}
-    arrays = [_summary(value, name, None, finite=name != "within") for name, value in named.items()]
-    if not all(array.shape == (2,) for array in arrays):
-        shapes = ", ".join(
-            f"{name} {array.shape}" for array, name in zip(arrays, named, strict=True)
-        )
-        raise ValueError(
-            f"shares, x_sds, y_sds and within must each have exactly 2 entries; got {shapes}"
-        )
-    p, sx, sy, r = (array.astype(np.float64) for array in arrays)
+    p, sx, sy, r, undefined = _two_groups(shares, x_sds, y_sds, within)
+    return _zero_gap_core(p, _x_gap(x_gap), sx, sy, r, undefined)
+
+
+def _two_groups(
+    shares: ArrayLike,
+    x_sds: ArrayLike,
+    y_sds: ArrayLike,
+    within: ArrayLike,
+    sd_names: tuple[str, str] = ("x_sds", "y_sds"),
+) -> tuple[NDArray[np.float64], ...]:
+    """Validated summaries of two groups: shares (summing to 1), spreads, r's, where r is nan.
+
+    ``sd_names`` are the arguments' names for the spreads (one name if both are
+    the same argument).
+    """
+    named = {"shares": shares, sd_names[0]: x_sds, sd_names[1]: y_sds, "within": within}
+    arrays = {
+        name: _summary(value, name, None, finite=name != "within") for name, value in named.items()
+    }
+    if not all(array.shape == (2,) for array in arrays.values()):
+        names = list(arrays)
+        listed = ", ".join(names[:-1]) + " and " + names[-1]
+        shapes = ", ".join(f"{name} {array.shape}" for name, array in arrays.items())
+        raise ValueError(f"{listed} must each have exactly 2 entries; got {shapes}")
+    p, r = arrays["shares"].astype(np.float64), arrays["within"].astype(np.float64)
+    sx, sy = (arrays[name].astype(np.float64) for name in sd_names)
     if not (p > 0).all():
         raise ValueError(f"shares must be positive; got {p}")
-    _nonnegative(sx, "x_sds")
-    _nonnegative(sy, "y_sds")
+    for array, name in zip((sx, sy), sd_names, strict=True):
+        _nonnegative(array, name)
     undefined = _correlations(r, "within", sx, sy)
+    return _normalised(p), sx, sy, r, undefined
+
+
+def _x_gap(x_gap: float) -> float:
+    """A validated horizontal gap between two groups' means: finite and nonzero."""
     x_gap = as_float_scalar(x_gap, "x_gap")
     if x_gap == 0:
         raise ValueError("x_gap must be finite and nonzero; with equal x means no y gap moves r")
-    p = p / np.max(p)
-    p = p / np.sum(p)
+    return x_gap
+
+
+def _zero_gap_core(
+    p: NDArray[np.float64],
+    x_gap: float,
+    sx: NDArray[np.float64],
+    sy: NDArray[np.float64],
+    r: NDArray[np.float64],
+    undefined: NDArray[np.bool_],
+) -> float:
+    """The zero-crossing gap of validated two-group summaries (shares summing to 1)."""
     # Spreads in units of the largest (powers of two), put back at the end.
     x_top, y_top = float(np.max(sx)), float(np.max(sy))
     x_shift, y_shift = _exponent(x_top), _exponent(y_top)
@@ -951,20 +1021,48 @@ def sample_with_moments(
     >>> round(float(x.mean()), 6), round(float(y.std()), 6), round(pearson(x, y), 6)
     (1.0, 0.5, 0.3)
     """
-    n = as_int_scalar(n, "n", minimum=3)
-    x_mean = as_float_scalar(x_mean, "x_mean")
-    y_mean = as_float_scalar(y_mean, "y_mean")
-    x_sd = as_float_scalar(x_sd, "x_sd", nonnegative=True)
-    y_sd = as_float_scalar(y_sd, "y_sd", nonnegative=True)
-    correlation = as_float_scalar(correlation, "correlation", interval=(-1.0, 1.0))
+    n, x_mean, y_mean, x_sd, y_sd, correlation = _moments(
+        n, x_mean, y_mean, x_sd, y_sd, correlation, ("n", "x_mean", "y_mean", "x_sd", "y_sd")
+    )
     seed = as_int_scalar(seed, "seed", minimum=0)
+    return _sample_core(n, x_mean, y_mean, x_sd, y_sd, correlation, seed)
+
+
+def _moments(
+    n: int,
+    x_mean: float,
+    y_mean: float,
+    x_sd: float,
+    y_sd: float,
+    correlation: float,
+    names: tuple[str, str, str, str, str],
+    correlation_name: str = "correlation",
+) -> tuple[int, float, float, float, float, float]:
+    """Validated moments of one sample; ``names`` are those of n, the means and the spreads."""
+    n_name, x_mean_name, y_mean_name, x_sd_name, y_sd_name = names
+    n = as_int_scalar(n, n_name, minimum=3)
+    x_mean = as_float_scalar(x_mean, x_mean_name)
+    y_mean = as_float_scalar(y_mean, y_mean_name)
+    x_sd = as_float_scalar(x_sd, x_sd_name, nonnegative=True)
+    y_sd = as_float_scalar(y_sd, y_sd_name, nonnegative=True)
+    correlation = as_float_scalar(correlation, correlation_name, interval=(-1.0, 1.0))
     # Every standardised coordinate has |u| <= sqrt(n), so this bounds every point.
-    for mean, sd, name in ((x_mean, x_sd, "x"), (y_mean, y_sd, "y")):
+    for mean, sd, mean_name, sd_name in (
+        (x_mean, x_sd, x_mean_name, x_sd_name),
+        (y_mean, y_sd, y_mean_name, y_sd_name),
+    ):
         if not math.isfinite(abs(mean) + sd * math.sqrt(n)):
             raise ValueError(
-                f"{name}_mean and {name}_sd are too large: points up to |{name}_mean| + "
-                f"{name}_sd * sqrt(n) would exceed the largest float"
+                f"{mean_name} and {sd_name} are too large: points up to |{mean_name}| + "
+                f"{sd_name} * sqrt(n) would exceed the largest float"
             )
+    return n, x_mean, y_mean, x_sd, y_sd, correlation
+
+
+def _sample_core(
+    n: int, x_mean: float, y_mean: float, x_sd: float, y_sd: float, correlation: float, seed: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`sample_with_moments` of validated arguments."""
     draws: NDArray[Any] = np.random.default_rng(seed).standard_normal((n, 2))
     first, second = draws[:, 0].copy(), draws[:, 1].copy()
     for column in (first, second):
@@ -980,3 +1078,195 @@ def sample_with_moments(
     v *= np.sqrt(n)
     z = correlation * u + np.sqrt(max(0.0, 1.0 - correlation**2)) * v
     return x_mean + x_sd * u, y_mean + y_sd * z
+
+
+# --- two groups with given moments (the widgets of chapters 4 and 5) ------------
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """Sample moments of one group: size, means, common spread and correlation.
+
+    A plain record; :func:`two_group_sample` validates it.
+
+    Attributes
+    ----------
+    n : int
+        Number of points, at least 3.
+    x_mean, y_mean : float
+        Sample means.
+    spread : float
+        Sample standard deviation (``ddof=0``) of both ``x`` and ``y``, nonnegative.
+    correlation : float
+        Sample correlation in ``[-1, 1]``.
+    """
+
+    n: int
+    x_mean: float
+    y_mean: float
+    spread: float
+    correlation: float
+
+
+def two_group_sample(
+    first: GroupSpec, second: GroupSpec, seed: int = 0
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.str_]]:
+    """Points of two groups whose sample moments are exactly the specified ones.
+
+    Each group is drawn by :func:`sample_with_moments`, so its sample means,
+    spreads and correlation are the requested ones to rounding, and
+    :func:`grouped_correlation` of the result shows exactly the numbers of the
+    decomposition.
+
+    Parameters
+    ----------
+    first, second : GroupSpec
+        Moments of groups ``"A"`` and ``"B"`` (spread is the standard deviation
+        of both ``x`` and ``y`` within the group, ``ddof=0``).
+    seed : int
+        Seed of the draws, nonnegative (group B uses ``seed + 1``).
+
+    Returns
+    -------
+    (x, y, groups) : tuple of ndarray of shape (first.n + second.n,)
+        Group A's points first; ``groups`` holds ``"A"`` or ``"B"``.
+
+    Raises
+    ------
+    ValueError
+        If ``first`` or ``second`` is not a :class:`GroupSpec`, or one of its
+        fields is refused as by :func:`sample_with_moments` (the message names
+        the field, e.g. ``second.spread``), or ``seed`` is not a nonnegative
+        integer.
+
+    Examples
+    --------
+    >>> x, y, g = two_group_sample(GroupSpec(20, 0, 0, 1, 0.5), GroupSpec(30, 2, -1, 1, 0.5))
+    >>> x.shape, sorted(set(g.tolist()))
+    ((50,), ['A', 'B'])
+    >>> result = grouped_correlation(x, y, g)
+    >>> [round(float(r), 6) for r in result.within], round(float(result.x_means[1]), 6)
+    ([0.5, 0.5], 2.0)
+    """
+    checked = []
+    for spec, name in ((first, "first"), (second, "second")):
+        if not isinstance(spec, GroupSpec):
+            raise ValueError(f"{name} must be a GroupSpec; got {type(spec).__name__}")
+        fields = ("n", "x_mean", "y_mean", "spread", "spread")
+        checked.append(
+            _moments(
+                spec.n,
+                spec.x_mean,
+                spec.y_mean,
+                spec.spread,
+                spec.spread,
+                spec.correlation,
+                tuple(f"{name}.{field}" for field in fields),  # type: ignore[arg-type]
+                f"{name}.correlation",
+            )
+        )
+    seed = as_int_scalar(seed, "seed", minimum=0)
+    (x_a, y_a), (x_b, y_b) = (_sample_core(*moments, seed + k) for k, moments in enumerate(checked))
+    groups = np.array(["A"] * x_a.size + ["B"] * x_b.size, dtype=np.str_)
+    return np.concatenate([x_a, x_b]), np.concatenate([y_a, y_b]), groups
+
+
+def offset_sweep(
+    y_gaps: ArrayLike,
+    *,
+    shares: ArrayLike = (0.5, 0.5),
+    x_gap: float = 3.0,
+    spreads: ArrayLike = (1.0, 1.0),
+    within: ArrayLike = (0.8, 0.8),
+) -> tuple[NDArray[np.float64], float]:
+    r"""Pooled ``r`` of two groups as the second group's mean moves vertically.
+
+    Group A sits at ``(0, 0)`` and group B at ``(x_gap, y_gap)``; both keep
+    their spreads and within-group correlations, so by
+    :func:`pooled_correlation`
+
+    .. math::
+
+        r(\Delta_y) = \frac{p_1 c_1 + p_2 c_2 + p_1 p_2 \Delta_x \Delta_y}
+        {\sqrt{(W + p_1 p_2 \Delta_x^2)(W + p_1 p_2 \Delta_y^2)}},
+
+    with ``c_g = r_g s_g^2`` and ``W = p_1 s_1^2 + p_2 s_2^2``. It is zero at
+    :func:`zero_crossing_gap` and tends to
+    ``±sqrt(p_1 p_2) |Δx| / sqrt(W + p_1 p_2 Δx²)``, not to ``±1``, as B
+    moves far up or down: the within-group spread of ``x`` stays in its
+    variance.
+
+    Parameters
+    ----------
+    y_gaps : array_like of shape (m,) or scalar
+        Vertical offsets of group B.
+    shares : array_like of shape (2,)
+        Positive group sizes or shares (normalised to sum to 1).
+    x_gap : float
+        Horizontal offset of group B, nonzero.
+    spreads : array_like of shape (2,)
+        Standard deviation of ``x`` and ``y`` within each group, nonnegative.
+    within : array_like of shape (2,)
+        Within-group correlations in ``[-1, 1]`` (``nan`` only where the spread
+        is zero).
+
+    Returns
+    -------
+    (pooled, zero_gap) : tuple of ndarray of shape (m,) and float
+        Pooled ``r`` at every offset, and the offset where it is zero.
+
+    Raises
+    ------
+    ValueError
+        If ``y_gaps`` is not a scalar or 1-D array of finite real numbers, the
+        summaries are refused as by :func:`zero_crossing_gap`, or both spreads
+        are zero and an offset is zero (then ``y`` is constant).
+
+    Examples
+    --------
+    >>> pooled, zero_gap = offset_sweep([-3.0, 0.0, 3.0])
+    >>> [round(float(r), 3) for r in pooled], round(zero_gap, 3)
+    ([-0.446, 0.444, 0.938], -1.067)
+    """
+    gaps = as_real_array(y_gaps, "y_gaps")
+    if gaps.ndim > 1:
+        raise ValueError(f"y_gaps has shape {gaps.shape}; expected a scalar or a 1-D array")
+    gaps = np.atleast_1d(gaps).astype(np.float64)
+    p, sx, sy, r, undefined = _two_groups(shares, spreads, spreads, within, ("spreads", "spreads"))
+    x_gap = _x_gap(x_gap)
+    if not sy.any() and not gaps.all():
+        raise ValueError(
+            "both spreads are zero and an offset in y_gaps is zero: the pooled y is constant "
+            "there, so the correlation is undefined"
+        )
+    return _sweep_core(p, x_gap, sx, sy, r, undefined, gaps), _zero_gap_core(
+        p, x_gap, sx, sy, r, undefined
+    )
+
+
+def _sweep_core(
+    p: NDArray[np.float64],
+    x_gap: float,
+    sx: NDArray[np.float64],
+    sy: NDArray[np.float64],
+    r: NDArray[np.float64],
+    undefined: NDArray[np.bool_],
+    gaps: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """The pooled r of two validated groups for every vertical gap, elementwise.
+
+    The ``x`` side is scaled by one power of two, the ``y`` side of each gap by its
+    own (so that the largest of ``|gap|`` and the spreads lies in ``[0.5, 1)``):
+    no square overflows or loses the leading term, for gaps near ``1e300`` too.
+    """
+    x_shift = _exponent(max(abs(x_gap), float(np.max(sx))))
+    x_gap, sx = math.ldexp(x_gap, -x_shift), np.ldexp(sx, -x_shift)
+    y_shift = np.frexp(np.maximum(np.abs(gaps), np.max(sy)))[1]
+    gaps = np.ldexp(gaps, -y_shift)
+    sy_0, sy_1 = np.ldexp(sy[0], -y_shift), np.ldexp(sy[1], -y_shift)
+    c_0, c_1 = (0.0 if undefined[g] else p[g] * r[g] * sx[g] for g in (0, 1))
+    both = p[0] * p[1]
+    covariance = (c_0 * sy_0 + c_1 * sy_1) + both * x_gap * gaps
+    x_var = (p[0] * sx[0] ** 2 + p[1] * sx[1] ** 2) + both * x_gap**2
+    y_var = (p[0] * sy_0**2 + p[1] * sy_1**2) + both * gaps**2
+    return np.clip(covariance / (math.sqrt(x_var) * np.sqrt(y_var)), -1.0, 1.0)

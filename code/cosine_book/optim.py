@@ -16,6 +16,8 @@ everything that run needs, in NumPy only:
 - :func:`train`, which runs the loop and records a :class:`TrainingRun`, and
   :func:`run_grid`, which trains the chapter's optimizers (:func:`book_optimizers`)
   once per truncation threshold;
+- :func:`truncation_step_summary`, the numbers of one recorded step
+  (:class:`StepSummary`);
 - :func:`max_gradient_error`, a finite-difference check of the backpropagation.
 
 Parameters, gradients and updates are dictionaries ``name -> array`` in the fixed
@@ -53,6 +55,7 @@ __all__ = [
     "Adam",
     "Momentum",
     "Optimizer",
+    "StepSummary",
     "TrainingRun",
     "book_optimizers",
     "init_mlp",
@@ -63,6 +66,7 @@ __all__ = [
     "train",
     "truncate_to_cosine",
     "truncate_update",
+    "truncation_step_summary",
 ]
 
 Params = dict[str, NDArray[np.float64]]
@@ -945,3 +949,93 @@ def run_grid(
         for name, optimizer in chosen.items()
         for threshold in checked_thresholds
     }
+
+
+# ------------------------------------------------------------------- one recorded step
+
+
+@dataclass(frozen=True)
+class StepSummary:
+    """The local cosines, the global cosine and its bounds at one step of a run.
+
+    Attributes
+    ----------
+    optimizer : str
+        The run's optimizer.
+    threshold : float or None
+        The run's truncation threshold ``lambda`` (``None``: no truncation).
+    step : int
+        The step index.
+    names : tuple of str
+        Tensor names.
+    local, raw_local, weights : ndarray of shape (n_tensors,)
+        Local cosines of the applied update, of the optimizer's update before
+        truncation, and the weights ``w_i`` of the block identity.
+    global_cosine, profile_cosine : float
+        ``cos(u, g)`` and ``rho``.
+    lower_bound, upper_bound : float
+        ``rho * min(local)`` and ``rho * max(local)``.
+    """
+
+    optimizer: str
+    threshold: float | None
+    step: int
+    names: tuple[str, ...]
+    local: NDArray[np.float64]
+    raw_local: NDArray[np.float64]
+    weights: NDArray[np.float64]
+    global_cosine: float
+    profile_cosine: float
+    lower_bound: float
+    upper_bound: float
+
+
+def truncation_step_summary(run: TrainingRun, step: int) -> StepSummary:
+    """Collect the local cosines, the global cosine and its bounds at one step.
+
+    Parameters
+    ----------
+    run : TrainingRun
+        A run from :func:`train` or :func:`run_grid`.
+    step : int
+        Step index in ``[0, run.steps)``.
+
+    Returns
+    -------
+    StepSummary
+        Copies of the run's numbers at ``step``: changing them leaves the run alone.
+
+    Raises
+    ------
+    ValueError
+        If ``run`` is not a :class:`TrainingRun` or ``step`` is not an integer in range.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(30, 4)), rng.integers(0, 2, size=30)
+    >>> run = train(Adam(0.05), x, y, x, y, steps=5, threshold=0.9, n_hidden=3)
+    >>> summary = truncation_step_summary(run, 4)
+    >>> bool(summary.lower_bound <= summary.global_cosine <= summary.upper_bound)
+    True
+    >>> bool(np.all(summary.local >= 0.9 - 1e-12))
+    True
+    """
+    if not isinstance(run, TrainingRun):
+        raise ValueError(
+            f"run must be a TrainingRun (from train or run_grid); got {type(run).__name__}"
+        )
+    step = as_int_scalar(step, "step", minimum=0, maximum=run.steps - 1)
+    return StepSummary(
+        optimizer=run.optimizer,
+        threshold=run.threshold,
+        step=step,
+        names=run.names,
+        local=run.local[step].copy(),
+        raw_local=run.raw_local[step].copy(),
+        weights=run.weights[step].copy(),
+        global_cosine=float(run.global_cosine[step]),
+        profile_cosine=float(run.profile_cosine[step]),
+        lower_bound=float(run.lower_bound[step]),
+        upper_bound=float(run.upper_bound[step]),
+    )

@@ -1,198 +1,174 @@
-"""Chapter 1 widget: local and global update/gradient cosines of a precomputed training run.
+"""Chapter 1 widget: local and global update/gradient cosines of precomputed training runs.
 
-:func:`truncation_step_summary` is the pure part (numbers of one step of one run),
-:func:`draw_truncation_step` draws them, and :func:`truncation_explorer` wires both
-to an optimizer menu, a threshold slider and a step slider. The runs come from
-:func:`cosine_book.optim.run_grid`, so moving a slider only looks numbers up.
+A :class:`~cosine_book.widgets.core.WidgetSpec` over the runs of
+:func:`cosine_book.optim.run_grid`: an optimizer menu, a threshold menu and a step
+slider; the state function :func:`truncation_state` only looks numbers up
+(:func:`cosine_book.optim.truncation_step_summary`), and the drawing function is
+:func:`cosine_book.plotting.optim.draw_truncation_step`.
+
+The HTML version offers every 10th step (and the last) and moves one control at
+a time from the initial run and step; two presets, ``Adam, λ = 0.9, step 150``
+and ``momentum, λ off, step 10``, set the settings the chapter's text refers to.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-import ipywidgets as widgets
-import matplotlib.pyplot as plt
-import numpy as np
 from matplotlib.figure import Figure
-from numpy.typing import NDArray
 
-from cosine_book._validation import as_int_scalar
-from cosine_book.optim import TrainingRun
-from cosine_book.plotting import PALETTE
+from cosine_book._validation import as_float_scalar, as_int_scalar
+from cosine_book.optim import StepSummary, TrainingRun, truncation_step_summary
+from cosine_book.plotting.optim import draw_truncation_step
+from cosine_book.widgets.core import Choice, LiveWidget, Slider, WidgetSpec
 
 __all__ = [
-    "StepSummary",
-    "draw_truncation_step",
-    "plot_cosines_over_training",
-    "plot_truncation_run",
-    "plot_weights_and_profiles",
+    "CHAPTER_PRESETS",
+    "OFF",
+    "TruncationView",
     "truncation_explorer",
-    "truncation_step_summary",
+    "truncation_spec",
+    "truncation_state",
 ]
+
+#: The threshold control's value for "no truncation" (the run's threshold ``None``).
+#: A menu cannot show ``None`` as a selected value, so the control uses this label.
+OFF = "off"
+
+#: Presets of chapter 1's text, label -> control values (the others stay at their defaults).
+CHAPTER_PRESETS: dict[str, dict[str, Any]] = {
+    "Adam, λ = 0.9, step 150": {"optimizer": "Adam", "threshold": 0.9, "step": 150},
+    "momentum, λ off, step 10": {"optimizer": "Momentum", "threshold": OFF, "step": 10},
+}
 
 RunKey = tuple[str, "float | None"]
 
 
 @dataclass(frozen=True)
-class StepSummary:
-    """The numbers the widget shows for one step of one run.
+class TruncationView:
+    """What the widget shows: one step of one run.
 
     Attributes
     ----------
-    names : tuple of str
-        Tensor names.
-    local, raw_local, weights : ndarray of shape (n_tensors,)
-        Local cosines of the applied update, of the optimizer's update before
-        truncation, and the weights ``w_i`` of the block identity.
-    global_cosine, profile_cosine : float
-        ``cos(u, g)`` and ``rho``.
-    lower_bound, upper_bound : float
-        ``rho * min(local)`` and ``rho * max(local)``.
-    threshold : float or None
-        The truncation threshold of the run.
+    run : TrainingRun
+        The whole run (drawn over time on the right).
+    summary : StepSummary
+        Its numbers at the chosen step (drawn on the left, and in the readout).
     """
 
-    names: tuple[str, ...]
-    local: NDArray[np.float64]
-    raw_local: NDArray[np.float64]
-    weights: NDArray[np.float64]
-    global_cosine: float
-    profile_cosine: float
-    lower_bound: float
-    upper_bound: float
-    threshold: float | None
+    run: TrainingRun
+    summary: StepSummary
 
 
-def truncation_step_summary(run: TrainingRun, step: int) -> StepSummary:
-    """Collect the local cosines, the global cosine and its bounds at one step.
+def _threshold_key(threshold: Any) -> float | None:
+    """The runs' key for a threshold control value: ``"off"`` and ``None`` give ``None``."""
+    if threshold is None or (isinstance(threshold, str) and threshold == OFF):
+        return None
+    return as_float_scalar(threshold, "threshold", interval=(0.0, 1.0))
+
+
+def truncation_state(
+    runs: Mapping[RunKey, TrainingRun], optimizer: str, threshold: Any, step: Any
+) -> TruncationView:
+    """The widget's state: the run of ``(optimizer, threshold)`` and its numbers at ``step``.
 
     Parameters
     ----------
-    run : TrainingRun
-        A run from :func:`cosine_book.optim.train`.
+    runs : mapping
+        ``(optimizer name, threshold) -> TrainingRun``, as from
+        :func:`cosine_book.optim.run_grid`.
+    optimizer : str
+        An optimizer name of the runs.
+    threshold : float, None or "off"
+        A threshold of the runs; ``None`` or ``"off"`` for the run without truncation.
     step : int
-        Step index in ``[0, run.steps)``.
+        Step index; a float with an integer value (a slider's value) is accepted.
 
     Returns
     -------
-    StepSummary
+    TruncationView
+
+    Raises
+    ------
+    ValueError
+        If ``runs`` is not a mapping, ``optimizer`` is not a string, ``threshold``
+        is not ``"off"``, ``None`` or a number in ``[0, 1]``, the runs have no run
+        for ``(optimizer, threshold)``, or ``step`` is not an integer in
+        ``[0, run.steps)``.
 
     Examples
     --------
     >>> from types import SimpleNamespace
-    >>> from cosine_book.optim import Adam, train
+    >>> import numpy as np
+    >>> from cosine_book.optim import Adam, run_grid
     >>> rng = np.random.default_rng(0)
     >>> x, y = rng.normal(size=(30, 4)), rng.integers(0, 2, size=30)
-    >>> run = train(Adam(0.05), x, y, x, y, steps=5, threshold=0.9, n_hidden=3)
-    >>> summary = truncation_step_summary(run, 4)
-    >>> bool(summary.lower_bound <= summary.global_cosine <= summary.upper_bound)
-    True
-    >>> bool(np.all(summary.local >= 0.9 - 1e-12))
+    >>> data = SimpleNamespace(x_train=x, y_train=y, x_test=x, y_test=y)
+    >>> runs = run_grid(data, (None, 0.9), optimizers={"Adam": Adam(0.05)}, steps=5)
+    >>> view = truncation_state(runs, "Adam", 0.9, 4.0)
+    >>> view.summary.step, view.summary.threshold
+    (4, 0.9)
+    >>> bool(view.summary.lower_bound <= view.summary.global_cosine)
     True
     """
-    step = as_int_scalar(step, "step", minimum=0, maximum=run.steps - 1)
-    return StepSummary(
-        names=run.names,
-        local=run.local[step].copy(),
-        raw_local=run.raw_local[step].copy(),
-        weights=run.weights[step].copy(),
-        global_cosine=float(run.global_cosine[step]),
-        profile_cosine=float(run.profile_cosine[step]),
-        lower_bound=float(run.lower_bound[step]),
-        upper_bound=float(run.upper_bound[step]),
-        threshold=run.threshold,
+    if not isinstance(runs, Mapping):
+        raise ValueError(
+            "runs must be a mapping (optimizer name, threshold) -> TrainingRun, as from "
+            f"cosine_book.optim.run_grid; got {type(runs).__name__}"
+        )
+    if not isinstance(optimizer, str):
+        raise ValueError(f"optimizer must be an optimizer's name (str); got {optimizer!r}")
+    key = (optimizer, _threshold_key(threshold))
+    if key not in runs:
+        raise ValueError(
+            f"runs has no run for optimizer {optimizer!r} with threshold {threshold!r}; "
+            f"expected one of {sorted(runs, key=str)}"
+        )
+    if isinstance(step, float) and step.is_integer():
+        step = int(step)
+    run = runs[key]
+    return TruncationView(run=run, summary=truncation_step_summary(run, step))
+
+
+def _readout(view: TruncationView) -> str:
+    """One line: the global cosine, its lower bound, rho and the local cosines."""
+    s = view.summary
+    local = "  ".join(
+        f"{name} {'frozen' if math.isnan(c) else format(c, '.3f')}"
+        for name, c in zip(s.names, s.local, strict=True)
+    )
+    return (
+        f"global cosine {s.global_cosine:.3f}   bound ρ·min cᵢ {s.lower_bound:.3f}   "
+        f"ρ {s.profile_cosine:.3f}   local: {local}"
     )
 
 
-def draw_truncation_step(run: TrainingRun, step: int, fig: Figure | None = None) -> Figure:
-    """Draw one step: local cosines against the global one (left), the run over time (right).
-
-    Parameters
-    ----------
-    run : TrainingRun
-    step : int
-    fig : matplotlib Figure, optional
-        Figure to draw into (cleared first); a new one by default.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-
-    Examples
-    --------
-    >>> from cosine_book.optim import SGD, train
-    >>> rng = np.random.default_rng(0)
-    >>> x, y = rng.normal(size=(20, 3)), rng.integers(0, 2, size=20)
-    >>> fig = draw_truncation_step(train(SGD(0.1), x, y, x, y, steps=4, n_hidden=2), 2)
-    >>> len(fig.axes)
-    2
-    >>> plt.close(fig)
-    """
-    summary = truncation_step_summary(run, step)
-    if fig is None:
-        fig = plt.figure(figsize=(9.0, 4.0))
-    fig.clear()
-    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.4]})
-    positions = np.arange(len(summary.names))
-    left.bar(
-        positions,
-        summary.raw_local,
-        width=0.7,
-        fill=False,
-        edgecolor=PALETTE["neutral"],
-        linestyle="--",
-        label="before truncation",
-    )
-    left.bar(positions, summary.local, width=0.5, color=PALETTE["local"], label="local (applied)")
-    for position, weight in zip(positions, summary.weights, strict=True):
-        left.annotate(f"w={weight:.2f}", (position, 0.02), ha="center", fontsize=8, rotation=90)
-    global_position = len(positions) + 0.5
-    left.bar(global_position, summary.global_cosine, width=0.7, color=PALETTE["global"])
-    left.plot(
-        [global_position - 0.45, global_position + 0.45],
-        [summary.lower_bound] * 2,
-        color=PALETTE["bound"],
-        lw=3,
-        label="bound ρ × smallest local",
-    )
-    if summary.threshold is not None:
-        left.axhline(summary.threshold, color="black", lw=1, ls=":", label=r"threshold $\lambda$")
-    left.set_xticks([*positions, global_position], [*summary.names, "global"])
-    left.set_ylim(min(0.0, float(np.nanmin(summary.raw_local)) - 0.05), 1.05)
-    left.set_ylabel("cosine with the gradient")
-    left.set_title(f"step {step}: ρ = {summary.profile_cosine:.3f}")
-    left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2, fontsize=8)
-
-    steps = np.arange(run.steps)
-    right.plot(steps, run.global_cosine, color=PALETTE["global"], label="global cosine")
-    right.plot(steps, run.lower_bound, color=PALETTE["bound"], lw=1, label="ρ × smallest local")
-    right.plot(
-        steps, np.nanmin(run.local, axis=1), color=PALETTE["local"], lw=1, label="smallest local"
-    )
-    if summary.threshold is not None:
-        right.axhline(summary.threshold, color="black", lw=1, ls=":", label=r"$\lambda$")
-    right.axvline(step, color=PALETTE["neutral"], lw=1)
-    right.set_xlabel("training step")
-    low = min(float(np.nanmin(run.lower_bound)), float(np.min(run.global_cosine)))
-    right.set_ylim(max(-1.0, min(0.0, low) if low < 0.4 else 0.4) - 0.02, 1.02)
-    label = "off" if run.threshold is None else f"λ = {run.threshold}"
-    right.set_title(f"{run.optimizer}, truncation {label}")
-    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=4, fontsize=8)
-    return fig
+def _draw(view: TruncationView) -> Figure:
+    return draw_truncation_step(view.run, view.summary.step)
 
 
 def _threshold_label(threshold: float | None) -> str:
-    return "off" if threshold is None else f"{threshold:g}"
+    return OFF if threshold is None else f"{threshold:g}"
 
 
-def truncation_explorer(
-    runs: Mapping[tuple[str, float | None], TrainingRun],
+def _static_steps(n_steps: int, initial: int, every: int) -> list[int]:
+    """Every ``every``-th step from 0, the last step and the initial one."""
+    return sorted({*range(0, n_steps, every), n_steps - 1, initial})
+
+
+def truncation_spec(
+    runs: Mapping[RunKey, TrainingRun],
     *,
-    initial: tuple[str, float | None] | None = None,
+    initial: RunKey | None = None,
     step: int | None = None,
-) -> widgets.Widget:
-    """Optimizer menu, threshold slider and step slider over precomputed runs.
+    every: int = 10,
+    presets: Mapping[str, Mapping[str, Any]] | None = None,
+) -> WidgetSpec:
+    """The chapter 1 widget's spec: optimizer and threshold menus and a step slider.
 
     Parameters
     ----------
@@ -204,14 +180,41 @@ def truncation_explorer(
         The run shown first (default: the last optimizer with the largest threshold).
     step : int, optional
         Initial step (default: the middle of the run).
+    every : int
+        The HTML version offers every ``every``-th step from 0, the last step and
+        ``step``; the kernel slider offers every step.
+    presets : mapping, optional
+        Named settings (label -> {"optimizer", "threshold", "step"}); the threshold
+        ``"off"`` selects the run without truncation. By default the chapter's
+        :data:`CHAPTER_PRESETS` that the runs and the offered steps cover.
 
     Returns
     -------
-    ipywidgets.Widget
-        An ``ipywidgets.interactive`` box: the three controls, then the figure
-        drawn by :func:`draw_truncation_step`.
+    WidgetSpec
+        The HTML version moves one control at a time from ``initial`` and ``step``.
+
+    Raises
+    ------
+    ValueError
+        For empty or incomplete runs, an ``initial`` run or ``step`` the runs do not
+        have, ``every`` below 1, and presets naming a run or step not on offer.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> import numpy as np
+    >>> from cosine_book.optim import Adam, run_grid
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(30, 4)), rng.integers(0, 2, size=30)
+    >>> data = SimpleNamespace(x_train=x, y_train=y, x_test=x, y_test=y)
+    >>> runs = run_grid(data, (None, 0.9), optimizers={"Adam": Adam(0.05)}, steps=25)
+    >>> spec = truncation_spec(runs, step=12, presets={"no truncation": {"threshold": "off"}})
+    >>> spec.controls[2].values()
+    (0.0, 10.0, 12.0, 20.0, 24.0)
+    >>> len(spec.settings())
+    6
     """
-    if not runs:
+    if not isinstance(runs, Mapping) or not runs:
         raise ValueError("runs is empty; expected runs from cosine_book.optim.run_grid")
     names = list(dict.fromkeys(name for name, _ in runs))
     thresholds = list(dict.fromkeys(threshold for _, threshold in runs))
@@ -219,154 +222,73 @@ def truncation_explorer(
     if missing:
         raise ValueError(f"runs must cover every optimizer and threshold; missing {missing}")
     n_steps = min(run.steps for run in runs.values())
-    initial_step = n_steps // 2 if step is None else step
     ordered = sorted(thresholds, key=lambda t: -1.0 if t is None else t)
     first_name, first_threshold = (names[-1], ordered[-1]) if initial is None else initial
     if (first_name, first_threshold) not in runs:
         raise ValueError(f"initial must be one of the runs' keys; got {initial}")
-
-    # A selection widget treats the value None as "nothing selected": select labels.
-    by_label = {_threshold_label(t): t for t in ordered}
-
-    def show(optimizer: str, threshold: str, step: int) -> None:
-        fig = draw_truncation_step(runs[(optimizer, by_label[threshold])], step)
-        plt.show()
-        plt.close(fig)
-
-    return widgets.interactive(
-        show,
-        optimizer=widgets.Dropdown(options=names, value=first_name, description="optimizer"),
-        threshold=widgets.SelectionSlider(
-            options=list(by_label),
-            value=_threshold_label(first_threshold),
-            description="λ",
+    first_step = n_steps // 2 if step is None else as_int_scalar(step, "step", minimum=0)
+    if first_step >= n_steps:
+        raise ValueError(f"step must be below the runs' {n_steps} steps; got {first_step}")
+    every = as_int_scalar(every, "every", minimum=1)
+    steps = _static_steps(n_steps, first_step, every)
+    controls = [
+        Choice("optimizer", "optimizer", tuple(names), first_name),
+        Choice(
+            "threshold",
+            "λ",
+            tuple(_threshold_label(t) if t is None else t for t in ordered),
+            _threshold_label(first_threshold) if first_threshold is None else first_threshold,
+            option_labels=tuple(_threshold_label(t) for t in ordered),
         ),
-        step=widgets.IntSlider(
-            value=initial_step, min=0, max=n_steps - 1, description="step", continuous_update=False
+        Slider(
+            "step",
+            "step",
+            0.0,
+            float(n_steps - 1),
+            1.0,
+            float(first_step),
+            static_values=steps,
+            readout_format=".0f",
         ),
+    ]
+    if presets is None:
+        presets = {
+            label: preset
+            for label, preset in CHAPTER_PRESETS.items()
+            if preset["optimizer"] in names
+            and _threshold_key(preset["threshold"]) in thresholds
+            and preset.get("step", first_step) in steps
+        }
+    for label, preset in presets.items():
+        optimizer = preset.get("optimizer", first_name)
+        threshold = _threshold_key(preset.get("threshold", first_threshold))
+        if (optimizer, threshold) not in runs:
+            raise ValueError(
+                f"preset {label!r} names a run the runs do not have: ({optimizer!r}, {threshold})"
+            )
+    return WidgetSpec(
+        name="truncation",
+        title="One training step: local cosines, global cosine and its lower bound",
+        controls=controls,
+        state=functools.partial(truncation_state, runs),
+        draw=_draw,
+        readout=_readout,
+        presets=presets,
     )
 
 
-# --------------------------------------------------------------- chapter figures
+def truncation_explorer(
+    runs: Mapping[RunKey, TrainingRun],
+    *,
+    initial: RunKey | None = None,
+    step: int | None = None,
+) -> LiveWidget:
+    """The chapter 1 widget: live in a kernel, kernel-free in the HTML book.
 
-#: One colour and line style per parameter tensor (weights solid, biases dashed).
-TENSOR_STYLES: dict[str, dict[str, str]] = {
-    "W1": {"color": PALETTE["local"], "linestyle": "-"},
-    "b1": {"color": PALETTE["sky"], "linestyle": "--"},
-    "W2": {"color": PALETTE["accent"], "linestyle": "-"},
-    "b2": {"color": PALETTE["neutral"], "linestyle": "--"},
-}
+    Parameters are those of :func:`truncation_spec` (with its default presets).
 
-
-def plot_cosines_over_training(runs: Mapping[str, TrainingRun]) -> Figure:
-    """One panel per run: each tensor's local cosine and the global cosine over the steps.
-
-    Examples
-    --------
-    >>> from cosine_book.optim import SGD, train
-    >>> rng = np.random.default_rng(0)
-    >>> x, y = rng.normal(size=(20, 3)), rng.integers(0, 2, size=20)
-    >>> fig = plot_cosines_over_training({"SGD": train(SGD(0.1), x, y, x, y, steps=4)})
-    >>> len(fig.axes)
-    1
-    >>> plt.close(fig)
+    Returns
+    -------
+    LiveWidget
     """
-    fig, axes = plt.subplots(1, len(runs), figsize=(3.2 * len(runs), 3.4), sharey=True)
-    axes = np.atleast_1d(axes)
-    for ax, (title, run) in zip(axes, runs.items(), strict=True):
-        for column, name in enumerate(run.names):
-            ax.plot(run.local[:, column], lw=1.1, label=f"local {name}", **TENSOR_STYLES[name])
-        ax.plot(run.global_cosine, color=PALETTE["global"], lw=2.4, label="global")
-        ax.set_title(title)
-        ax.set_xlabel("training step")
-    axes[0].set_ylabel("cos(update, gradient)")
-    axes[0].set_ylim(-0.25, 1.05)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
-    return fig
-
-
-def plot_weights_and_profiles(run: TrainingRun, step: int) -> Figure:
-    """Left: the weights ``w_i`` stacked over the steps, their sum ``rho``, the global cosine.
-
-    Right: the two norm profiles (each divided by its length) at ``step``.
-
-    Examples
-    --------
-    >>> from cosine_book.optim import Adam, train
-    >>> rng = np.random.default_rng(0)
-    >>> x, y = rng.normal(size=(20, 3)), rng.integers(0, 2, size=20)
-    >>> fig = plot_weights_and_profiles(train(Adam(0.1), x, y, x, y, steps=4), 2)
-    >>> len(fig.axes)
-    2
-    >>> plt.close(fig)
-    """
-    summary = truncation_step_summary(run, step)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 3.5), width_ratios=[1.5, 1.0])
-    steps = np.arange(run.steps)
-    left.stackplot(
-        steps,
-        run.weights.T,
-        labels=[f"$w$ of {name}" for name in run.names],
-        colors=[TENSOR_STYLES[name]["color"] for name in run.names],
-        alpha=0.8,
-    )
-    left.plot(steps, run.profile_cosine, color="black", lw=1.2, label=r"$\rho$ (sum of the $w_i$)")
-    left.plot(steps, run.global_cosine, color=PALETTE["global"], lw=2.2, label="global cosine")
-    left.axvline(step, color=PALETTE["neutral"], lw=1, ls=":")
-    left.set_ylim(0.0, 1.05)
-    left.set_xlabel("training step")
-    left.set_title(f"{run.optimizer}: weights of the block identity")
-    left.legend(loc="lower left", ncols=3, fontsize=8)
-    positions = np.arange(len(run.names))
-    update_profile = run.update_norms[step] / np.linalg.norm(run.update_norms[step])
-    gradient_profile = run.gradient_norms[step] / np.linalg.norm(run.gradient_norms[step])
-    right.bar(positions - 0.2, update_profile, 0.4, color=PALETTE["global"], label="update")
-    right.bar(positions + 0.2, gradient_profile, 0.4, color=PALETTE["weight"], label="gradient")
-    right.set_xticks(positions, run.names)
-    right.set_ylabel("block norm / total norm")
-    right.set_title(f"norm profiles at step {step}: ρ = {summary.profile_cosine:.2f}")
-    right.legend()
-    return fig
-
-
-def plot_truncation_run(run: TrainingRun) -> Figure:
-    """A truncated run: smallest local cosine, global cosine, the bound ``rho * lambda``, ``rho``.
-
-    Examples
-    --------
-    >>> from cosine_book.optim import Adam, train
-    >>> rng = np.random.default_rng(0)
-    >>> x, y = rng.normal(size=(20, 3)), rng.integers(0, 2, size=20)
-    >>> fig = plot_truncation_run(train(Adam(0.1), x, y, x, y, steps=4, threshold=0.9))
-    >>> len(fig.axes)
-    1
-    >>> plt.close(fig)
-    """
-    if run.threshold is None:
-        raise ValueError("run has no truncation threshold; train it with threshold=...")
-    threshold = run.threshold
-    steps = np.arange(run.steps)
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
-    ax.plot(steps, run.profile_cosine, color=PALETTE["weight"], lw=1.2, label=r"$\rho$")
-    ax.plot(
-        steps, np.nanmin(run.local, axis=1), color=PALETTE["local"], lw=2.5, label="smallest local"
-    )
-    ax.axhline(threshold, color="black", lw=1, ls=":", label=rf"$\lambda = {threshold:g}$")
-    ax.plot(steps, run.global_cosine, color=PALETTE["global"], lw=2.2, label="global")
-    ax.plot(
-        steps,
-        run.profile_cosine * threshold,
-        color=PALETTE["bound"],
-        lw=1.5,
-        ls="--",
-        label=r"bound $\rho\lambda$",
-    )
-    ax.fill_between(steps, run.global_cosine, threshold, color=PALETTE["global"], alpha=0.12, lw=0)
-    low = float(min(np.min(run.profile_cosine * threshold), np.min(run.global_cosine)))
-    ax.set_ylim(max(-1.0, low - 0.05), 1.02)
-    ax.set_xlabel("training step")
-    ax.set_ylabel("cosine")
-    ax.set_title(f"{run.optimizer} with every local cosine truncated at λ = {threshold:g}")
-    fig.legend(loc="outside right center")
-    return fig
+    return LiveWidget(truncation_spec(runs, initial=initial, step=step))
