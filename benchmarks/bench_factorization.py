@@ -1,12 +1,14 @@
 """Timings for chapter 6: fitting both objectives at the paper's size, and one widget update.
 
 Run with `.venv/bin/python benchmarks/bench_factorization.py` (or `make bench`).
-Targets from the issue: both fits <= 5 s; widget update (new cosines + redraw) <= 100 ms median.
+Targets from the issues: both fits <= 5 s; widget kernel update (state + figure) <= 100 ms
+median; the widget's HTML version within 5 MB of payload per page.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import statistics
 import time
 
@@ -14,6 +16,8 @@ import matplotlib
 import scipy.linalg
 
 matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from IPython.core.pylabtools import print_figure  # noqa: E402
 
 from cosine_book.factorization import (  # noqa: E402
     _spectrum_from_gram,
@@ -21,13 +25,15 @@ from cosine_book.factorization import (  # noqa: E402
     fit_objective2,
     gram,
     gram_spectrum,
+    prepare_rescaling_state,
     simulate_interactions,
 )
-from cosine_book.widgets.factorization import (  # noqa: E402
-    _RescalingView,
-    prepare_rescaling_state,
-    rescaling_update,
-)
+from cosine_book.plotting import use_book_style  # noqa: E402
+from cosine_book.widgets.core import static_html  # noqa: E402
+from cosine_book.widgets.factorization import rescaling_spec  # noqa: E402
+
+# The frame data of a widget's HTML version (cosine_book.widgets.core.static_html).
+_FRAME_DATA = r'<script type="application/json" class="lgc-frames">(.*?)</script>'
 
 
 def timed(function, repeat: int = 3) -> tuple[float, object]:
@@ -67,30 +73,46 @@ def main() -> None:
     seconds, _ = timed(lambda: (fit_objective1(X, 1e4, 50), fit_objective2(X, 100.0, 50)))
     print(f"  ... each from scratch (two spectra):       {seconds:7.3f} s")
 
-    state = prepare_rescaling_state(X, data.item_clusters, data.item_popularity, k=50)
-    # Three passes over 15 slider positions, after one warm-up update.
-    settings = 3 * [
-        (lam, alpha) for lam in (1e3, 1e4, 1e5) for alpha in (-1.0, -0.5, 0.0, 0.5, 1.0)
-    ]
-    rescaling_update(state, 1e4, 0.0)
-    compute_times = []
-    for lam, alpha in settings:
+    widget_timings(data)
+
+
+def widget_timings(data) -> None:
+    """The chapter 6 widget: a kernel update per setting, and its HTML version."""
+    use_book_style()  # as in the chapter: the inline backend renders at 110 dpi
+    state = prepare_rescaling_state(data.X, data.item_clusters, data.item_popularity, k=50)
+    spec = rescaling_spec(state, lam=1e4, alpha=0.0)
+    settings = spec.settings()
+    spec.evaluate(**spec.defaults())  # warm-up
+    compute_times, update_times = [], []
+    for setting in settings:
         start = time.perf_counter()
-        rescaling_update(state, lam, alpha)
+        spec.state(**setting)
         compute_times.append(time.perf_counter() - start)
-    view = _RescalingView(state, 1e4, 0.0)
-    view.redraw(1e4, 0.1)
-    redraw_times = []
-    for lam, alpha in settings:
+        # What a slider move costs in a kernel: state, figure, and the PNG that
+        # IPython's inline backend makes of it for the widget's output area.
         start = time.perf_counter()
-        view.redraw(lam, alpha)
-        redraw_times.append(time.perf_counter() - start)
-    compute_ms = 1e3 * statistics.median(compute_times)
-    print(f"widget update, cosines + recovery only:      {compute_ms:7.1f} ms median")
+        _, figure, _ = spec.evaluate(**setting)
+        print_figure(figure, "png", bbox_inches="tight")
+        plt.close(figure)
+        update_times.append(time.perf_counter() - start)
     print(
-        f"widget update incl. heatmap redraw (JPEG) (target 100 ms): "
-        f"{1e3 * statistics.median(redraw_times):7.1f} ms median, "
-        f"{1e3 * max(redraw_times):.1f} ms max"
+        f"widget state (cosines, recovery, predictions):  "
+        f"{1e3 * statistics.median(compute_times):7.1f} ms median, "
+        f"{1e3 * max(compute_times):.1f} ms max"
+    )
+    print(
+        f"widget kernel update incl. figure (target 100 ms): "
+        f"{1e3 * statistics.median(update_times):7.1f} ms median, "
+        f"{1e3 * max(update_times):.1f} ms max"
+    )
+    start = time.perf_counter()
+    fragment = static_html(spec)
+    seconds = time.perf_counter() - start
+    frames = re.search(_FRAME_DATA, fragment)
+    payload = len(frames.group(1).encode())
+    print(
+        f"widget HTML version: {len(settings)} frames, payload {payload:,} bytes "
+        f"(budget 5,000,000 per page), rendered in {seconds:.1f} s"
     )
 
 

@@ -1,4 +1,4 @@
-"""Tests for cosine_book.factorization and its widget: the claims of chapter 6."""
+"""Tests for cosine_book.factorization: the claims of chapter 6."""
 
 from __future__ import annotations
 
@@ -34,12 +34,6 @@ from cosine_book.factorization import (
     same_cluster_matrix,
     simulate_interactions,
     standardize_columns,
-)
-from cosine_book.widgets.factorization import (
-    _RescalingView,
-    prepare_rescaling_state,
-    rescaling_update,
-    rescaling_widget,
 )
 
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -779,58 +773,6 @@ def test_simulated_clusters_are_recoverable():
     assert cluster_recovery(raw, data.item_clusters).auc > 0.8
 
 
-# ---------------------------------------------------------------------------
-# Widget
-# ---------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def small_state():
-    data = simulate_interactions(n_users=800, n_items=60, n_clusters=3, min_items=8, seed=2)
-    state = prepare_rescaling_state(
-        data.X, data.item_clusters, data.item_popularity, k=60, n_check_users=50
-    )
-    return data, state
-
-
-def test_widget_update_keeps_predictions(small_state):
-    data, state = small_state
-    results = [rescaling_update(state, 50.0, alpha) for alpha in (-1.0, -0.5, 0.0, 0.5, 1.0)]
-    assert max(result.max_prediction_change for result in results) < 1e-10
-    # Full rank and alpha = 1/2: the identity matrix.
-    np.testing.assert_allclose(results[3].cosines, np.eye(60), atol=1e-8)
-    assert np.abs(results[0].cosines - results[4].cosines).max() > 0.3
-
-
-def test_widget_update_matches_package_functions(small_state):
-    data, state = small_state
-    update = rescaling_update(state, 50.0, 0.25)
-    A, B = fit_objective1(data.X, 50.0, 60)
-    f = dropout_shrinkage(gram_spectrum(data.X).singular_values, 50.0)
-    _, B_D = rescale(A, B, f**0.25)
-    order = cluster_order(data.item_clusters, data.item_popularity)
-    expected = cosine_matrix(B_D)[np.ix_(order, order)]
-    np.testing.assert_allclose(update.cosines, expected, atol=1e-10)
-    exact = cluster_recovery(expected, data.item_clusters[order])
-    assert update.recovery.auc == pytest.approx(exact.auc, abs=2e-3)
-    assert update.recovery.neighbour_share == pytest.approx(exact.neighbour_share)
-
-
-def test_widget_builds_and_redraws(small_state):
-    _, state = small_state
-    widget = rescaling_widget(state, lam=50.0, alpha=0.0)
-    assert type(widget).__name__ == "VBox"
-    view = _RescalingView(state, 50.0, 0.0)
-    first = view.picture.value
-    view.redraw(50.0, 1.0)
-    assert view.picture.value != first and view.picture.value[:2] == b"\xff\xd8"
-    assert "α = 0" in view.panel.value
-    with pytest.raises(ValueError, match="lam"):
-        rescaling_update(state, -1.0, 0.0)
-    with pytest.raises(ValueError, match="alpha"):
-        rescaling_update(state, 1.0, np.nan)
-
-
 @pytest.mark.parametrize("objective", [1, 2])
 def test_closed_form_check_passes_and_detects_a_wrong_solution(objective, monkeypatch):
     X = random_data(11, n=25, p=6)
@@ -849,27 +791,6 @@ def test_closed_form_check_passes_and_detects_a_wrong_solution(objective, monkey
     monkeypatch.setattr(module, "_fit_closed_form", wrong)
     wrong = module.closed_form_check(X, lam, 3, objective, n_perturbations=5)
     assert wrong.gradient > 1e-6 and wrong.loss_rise < 0 and wrong.iterative_gap > 1e-3
-
-
-def test_plot_cosine_heatmaps_orders_items_and_checks_input():
-    import matplotlib.pyplot as plt
-
-    from cosine_book.widgets.factorization import plot_cosine_heatmaps
-
-    truth = np.kron(np.eye(2), np.ones((2, 2)))
-    clusters, popularity = [1, 0, 1, 0], [1.0, 2.0, 3.0, 4.0]
-    fig = plot_cosine_heatmaps({"a": truth, "b": -truth}, ["a", "b"], clusters, popularity)
-    shown = fig.axes[0].images[0].get_array()
-    order = [3, 1, 2, 0]  # cluster 0 by descending popularity, then cluster 1
-    np.testing.assert_array_equal(shown, truth[np.ix_(order, order)])
-    assert [ax.get_title() for ax in fig.axes[:2]] == ["a", "b"]
-    plt.close(fig)
-    with pytest.raises(ValueError, match="no similarity named"):
-        plot_cosine_heatmaps({"a": truth}, ["c"], clusters, popularity)
-    with pytest.raises(ValueError, match="titles"):
-        plot_cosine_heatmaps({"a": truth}, ["a"], clusters, popularity, titles=["x", "y"])
-    with pytest.raises(ValueError, match="n_cols"):
-        plot_cosine_heatmaps({"a": truth}, ["a"], clusters, popularity, n_cols=0)
 
 
 # ---------------------------------------------------------------------------

@@ -19,6 +19,8 @@ right singular vectors ``V`` and singular values ``sigma`` of ``X``:
 Objective (1) only pins down the product ``A B^T``: every ``(A D, B D^{-1})``
 with ``D`` diagonal and invertible is optimal too (:func:`rescale`), and the
 cosine similarities of the embeddings (:func:`cosine_matrix`) change with ``D``.
+:func:`rescaling_update` computes them, with their cluster recovery and the
+(unchanged) predictions, for ``D = diag(f)^alpha``: the state of chapter 6's widget.
 
 How the spectrum is computed
 ----------------------------
@@ -73,6 +75,8 @@ __all__ = [
     "ClosedFormCheck",
     "ClusterRecovery",
     "Interactions",
+    "RescalingState",
+    "RescalingUpdate",
     "Spectrum",
     "closed_form_check",
     "cluster_order",
@@ -90,7 +94,9 @@ __all__ = [
     "objective2_gradient",
     "objective2_loss",
     "prediction_item_cosines",
+    "prepare_rescaling_state",
     "rescale",
+    "rescaling_update",
     "same_cluster_matrix",
     "simulate_interactions",
     "standardize_columns",
@@ -112,10 +118,7 @@ _SMALLEST_INVERTIBLE = float(np.nextafter(1.0 / np.finfo(np.float64).max, 1.0))
 
 
 def _check_matrix(X: Any, what: str = "X") -> NDArray[np.float64] | scipy.sparse.csr_array:
-    """``X`` as a finite 2-D float64 array or canonical float64 CSR array (sparse allowed).
-
-    Also imported by :mod:`cosine_book.widgets.factorization`.
-    """
+    """``X`` as a finite 2-D float64 array or canonical float64 CSR array (sparse allowed)."""
     matrix = as_real_matrix(X, what, allow_sparse=True)
     if scipy.sparse.issparse(matrix) and not matrix.has_canonical_format:
         matrix = matrix.copy()  # never reorder the caller's arrays
@@ -124,12 +127,12 @@ def _check_matrix(X: Any, what: str = "X") -> NDArray[np.float64] | scipy.sparse
 
 
 def _check_lam(lam: Any, name: str = "lam") -> float:
-    """A positive finite regularisation strength (also used by the widgets)."""
+    """A positive finite regularisation strength."""
     return as_float_scalar(lam, name, positive=True)
 
 
 def _check_k(k: Any, n_items: int, name: str = "k") -> int:
-    """An integer embedding dimension in ``[1, n_items]`` (also used by the widgets)."""
+    """An integer embedding dimension in ``[1, n_items]``."""
     return as_int_scalar(k, name, minimum=1, maximum=n_items)
 
 
@@ -1625,4 +1628,289 @@ def simulate_interactions(
         cluster_exponents=cluster_exponents,
         user_preferences=user_preferences,
         items_per_user=items_per_user,
+    )
+
+
+# ---------------------------------------------------------------------------
+# The rescaling dial of chapter 6: D = diag(f)^alpha
+# ---------------------------------------------------------------------------
+
+# The AUC of rescaling_update uses cosines quantised to this many levels: exact to
+# about 1e-4, and several times faster than the exact count.
+_RESCALING_AUC_BINS = 4096
+# Neighbourhood size of the top-neighbour share reported by rescaling_update.
+_RESCALING_NEIGHBOURS = 10
+
+
+@dataclass(frozen=True)
+class RescalingState:
+    """What every :func:`rescaling_update` needs, computed once by :func:`prepare_rescaling_state`.
+
+    Items are in display order: by cluster, then by decreasing popularity.
+
+    Attributes
+    ----------
+    singular_values : ndarray of shape (k,)
+        Top ``k`` singular values of ``X``.
+    vectors : ndarray of shape (n_items, k)
+        Top ``k`` right singular vectors, rows in display order.
+    clusters : ndarray of shape (n_items,)
+        Cluster labels (as given) in display order.
+    check_rows : ndarray of shape (n_check_users, n_items)
+        Dense rows of ``X`` (columns in display order) on which predictions are compared.
+    cluster_index : ndarray of shape (n_items,)
+        Each item's index into the sorted distinct labels, in display order.
+    pairs : ndarray of shape (n_pairs,)
+        Flat indices of the ``n_pairs = n_items (n_items - 1) / 2`` pairs ``i < j``
+        in an ``n_items x n_items`` matrix.
+    same_pairs : ndarray of shape (n_pairs,)
+        Whether the items of each pair share a cluster.
+    """
+
+    singular_values: NDArray[np.float64]
+    vectors: NDArray[np.float64]
+    clusters: NDArray[Any]
+    check_rows: NDArray[np.float64]
+    cluster_index: NDArray[np.intp]
+    pairs: NDArray[np.intp]
+    same_pairs: NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class RescalingUpdate:
+    """Item-item cosines of objective 1 under one rescaling, and what they imply.
+
+    Attributes
+    ----------
+    cosines : ndarray of shape (n_items, n_items)
+        Item-item cosines of ``B_D``, items in display order.
+    recovery : ClusterRecovery
+        AUC and top-10 neighbour share of ``cosines`` against the clusters (the AUC
+        from cosines quantised to 4,096 levels, exact to about 1e-4).
+    mean_cosine : float
+        Mean off-diagonal item-item cosine.
+    max_prediction_change : float
+        ``max |X A_D B_D^T - X A_0 B_0^T|`` over the check users, relative to the
+        largest entry of ``X A_0 B_0^T``, where ``(A_0, B_0)`` is the symmetric
+        minimiser at ``reference_lam`` (``alpha = 0``).
+    lam : float
+        Regularisation of this setting.
+    alpha : float
+        Power of the rescaling of this setting.
+    reference_lam : float
+        Regularisation of the reference predictions.
+    """
+
+    cosines: NDArray[np.float64]
+    recovery: ClusterRecovery
+    mean_cosine: float
+    max_prediction_change: float
+    lam: float
+    alpha: float
+    reference_lam: float
+
+
+def prepare_rescaling_state(
+    X: Matrix,
+    item_clusters: ArrayLike,
+    item_popularity: ArrayLike,
+    k: int = 50,
+    *,
+    spectrum: Spectrum | None = None,
+    n_check_users: int = 200,
+    seed: int = 0,
+) -> RescalingState:
+    """Precompute the spectrum, display order and check users for :func:`rescaling_update`.
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix of shape (n_users, n_items)
+    item_clusters : array_like of shape (n_items,)
+        Cluster labels; at least one pair of items must share a cluster and one not.
+    item_popularity : array_like of shape (n_items,)
+        Popularity, for the display order (by cluster, then decreasing popularity).
+    k : int
+        Embedding dimension, ``1 <= k <= n_items``.
+    spectrum : Spectrum, optional
+        Precomputed :func:`gram_spectrum` of ``X`` (saves its computation).
+    n_check_users : int
+        Number of users (drawn at random with ``seed``, at most ``n_users``) whose
+        predictions are compared.
+    seed : int
+        Nonnegative.
+
+    Returns
+    -------
+    RescalingState
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).integers(0, 2, size=(40, 12))
+    >>> state = prepare_rescaling_state(X, np.arange(12) % 3, np.ones(12), k=4, n_check_users=5)
+    >>> state.vectors.shape, state.check_rows.shape
+    ((12, 4), (5, 12))
+    >>> state.clusters.tolist()  # equal popularity: original order within a cluster
+    [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]
+    """
+    X = _check_matrix(X)
+    n_users, n_items = X.shape
+    k = _check_k(k, n_items)
+    n_check_users = as_int_scalar(n_check_users, "n_check_users", minimum=1)
+    seed = _check_seed(seed)
+    popularity = as_real_array(item_popularity, "item_popularity", ndim=1).astype(
+        np.float64, copy=False
+    )
+    if popularity.size != n_items:
+        raise ValueError(
+            f"item_popularity has {popularity.size} entries but X has {n_items} columns; "
+            "expected one per item"
+        )
+    index = as_labels(item_clusters, "item_clusters", n_items)[1]
+    if spectrum is None:
+        spectrum = _spectrum(X)
+    else:
+        spectrum = _as_spectrum(spectrum)
+        if spectrum.vectors.shape[0] != n_items:
+            raise ValueError(
+                f"spectrum is for {spectrum.vectors.shape[0]} items but X has {n_items} "
+                "columns; expected the spectrum of X"
+            )
+        if spectrum.singular_values.size < k:
+            raise ValueError(
+                f"spectrum has {spectrum.singular_values.size} singular values; expected at "
+                f"least k = {k}"
+            )
+    order = np.lexsort((-popularity, index))
+    cluster_index = index[order]
+    rows, cols = np.triu_indices(n_items, k=1)
+    same_pairs = cluster_index[rows] == cluster_index[cols]
+    if same_pairs.all() or not same_pairs.any():
+        raise ValueError(
+            "item_clusters must put some pair of items in one cluster and some pair in "
+            "different clusters; the cluster recovery (AUC) is undefined otherwise"
+        )
+    rng = np.random.default_rng(seed)
+    users = np.sort(rng.choice(n_users, size=min(n_check_users, n_users), replace=False))
+    check = X[users]
+    check = check.toarray() if scipy.sparse.issparse(check) else np.asarray(check)
+    return RescalingState(
+        singular_values=spectrum.singular_values[:k].copy(),
+        vectors=np.ascontiguousarray(spectrum.vectors[order, :k]),
+        clusters=np.asarray(item_clusters)[order],
+        check_rows=np.ascontiguousarray(check[:, order]),
+        cluster_index=cluster_index,
+        pairs=rows * n_items + cols,
+        same_pairs=same_pairs,
+    )
+
+
+def _rescaled_factors(
+    vectors: NDArray[np.float64], shrink: NDArray[np.float64], alpha: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(V diag(f)^(1/2 + alpha) 2^s, V diag(f)^(1/2 - alpha) 2^-s)`` for an integer ``s``.
+
+    The powers are taken as ``2**(p log2 f)``, and ``s`` makes the largest column
+    scale of the second factor lie in ``(1/2, 1]``: a power of two that cancels in
+    the product ``A B^T`` and in cosines, and keeps both factors in range for any
+    ``alpha`` whose product is representable.
+    """
+    log_shrink = np.log2(shrink)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        a_exponents = (0.5 + alpha) * log_shrink
+        b_exponents = (0.5 - alpha) * log_shrink
+        finite = bool(np.all(np.isfinite(a_exponents)) and np.all(np.isfinite(b_exponents)))
+        if finite:
+            shift = math.ceil(float(np.max(b_exponents)))
+            a_scales = np.exp2(a_exponents + shift)
+            b_scales = np.exp2(b_exponents - shift)
+            finite = bool(np.all(np.isfinite(a_scales)))
+    if not finite:
+        raise ValueError(
+            f"alpha = {alpha!r} stretches the shrinkage factors (from {float(shrink.min()):.3g} "
+            f"to {float(shrink.max()):.3g}) beyond the float64 range; choose a smaller |alpha|"
+        )
+    return vectors * a_scales, vectors * b_scales
+
+
+def rescaling_update(
+    state: RescalingState, lam: float, alpha: float, *, reference_lam: float | None = None
+) -> RescalingUpdate:
+    r"""Item-item cosines of objective 1 and their cluster recovery under ``D = diag(f)^alpha``.
+
+    With ``f_i = 1 / (1 + lam / sigma_i^2)`` the minimiser ``A = B = V_k diag(f)^{1/2}``
+    rescaled by ``D`` is ``A_D = V_k diag(f)^{1/2 + alpha}``,
+    ``B_D = V_k diag(f)^{1/2 - alpha}``: the same predictions ``X A_D B_D^T`` for
+    every ``alpha``, and item-item cosines (of the rows of ``B_D``) that depend on it.
+    ``alpha = 1/2`` gives ``B_D = V_k``, ``alpha = -1/2`` gives ``A_D = V_k``.
+
+    Parameters
+    ----------
+    state : RescalingState
+        From :func:`prepare_rescaling_state`.
+    lam : float
+        Regularisation of objective 1, positive.
+    alpha : float
+        Power of the rescaling.
+    reference_lam : float, optional
+        The predictions are compared with those of the symmetric minimiser at this
+        regularisation; default ``lam`` (so the change is at rounding level).
+
+    Returns
+    -------
+    RescalingUpdate
+
+    Raises
+    ------
+    ValueError
+        If an argument is not a finite number (``lam``, ``reference_lam``
+        positive), a top ``k`` singular value is zero, or ``|alpha|`` is so large
+        that the rescaled factors leave the float64 range.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).integers(0, 2, size=(40, 12))
+    >>> state = prepare_rescaling_state(X, np.arange(12) % 3, np.ones(12), k=4, n_check_users=5)
+    >>> update = rescaling_update(state, lam=5.0, alpha=0.5)
+    >>> bool(update.max_prediction_change < 1e-12)
+    True
+    >>> bool(rescaling_update(state, 50.0, 0.5, reference_lam=5.0).max_prediction_change > 0.1)
+    True
+    """
+    if not isinstance(state, RescalingState):
+        raise ValueError(
+            "state must be a RescalingState from prepare_rescaling_state; "
+            f"got {type(state).__name__}"
+        )
+    lam = _check_lam(lam)
+    alpha = as_float_scalar(alpha, "alpha")
+    reference_lam = lam if reference_lam is None else _check_lam(reference_lam, "reference_lam")
+    shrink = _shrinkage(state.singular_values, lam)
+    if np.any(shrink == 0):
+        raise ValueError(
+            f"{int(np.count_nonzero(shrink == 0))} of the top k singular values are zero "
+            "(or negligible next to lam); lower k"
+        )
+    A_D, B_D = _rescaled_factors(state.vectors, shrink, alpha)
+    cosines = _self_cosines(_unit_rows(B_D, "B_D"))
+    n_items = cosines.shape[0]
+    recovery = ClusterRecovery(
+        auc=_pair_auc(cosines.ravel()[state.pairs], state.same_pairs, _RESCALING_AUC_BINS),
+        neighbour_share=_top_neighbour_share(
+            cosines, state.cluster_index, min(_RESCALING_NEIGHBOURS, n_items - 1)
+        ),
+    )
+    mean_cosine = (float(np.sum(cosines)) - n_items) / (n_items * (n_items - 1))
+    reference_factor = state.vectors * np.sqrt(_shrinkage(state.singular_values, reference_lam))
+    reference = (state.check_rows @ reference_factor) @ reference_factor.T
+    predictions = (state.check_rows @ A_D) @ B_D.T
+    scale = max(float(np.max(np.abs(reference))), np.finfo(float).tiny)
+    change = float(np.max(np.abs(predictions - reference))) / scale
+    return RescalingUpdate(
+        cosines=cosines,
+        recovery=recovery,
+        mean_cosine=mean_cosine,
+        max_prediction_change=change,
+        lam=lam,
+        alpha=alpha,
+        reference_lam=reference_lam,
     )

@@ -260,12 +260,13 @@ def _message_figure(message: str) -> Any:
     return figure
 
 
-def _figure_png(figure: Any) -> bytes:
+def _figure_png(figure: Any, dpi: float = FRAME_DPI) -> bytes:
     import matplotlib.pyplot as plt
 
     buffer = io.BytesIO()
     # Fixed metadata: the bytes depend only on the drawing, not on the date or version.
-    figure.savefig(buffer, format="png", dpi=FRAME_DPI, metadata={"Software": None})
+    # No tight bounding box: it would draw the figure twice.
+    figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
     plt.close(figure)
     return buffer.getvalue()
 
@@ -436,7 +437,7 @@ def kernel_widget(spec: WidgetSpec) -> Any:
         Title, controls, preset buttons and an output area with the figure and readout.
     """
     import ipywidgets as widgets
-    import matplotlib.pyplot as plt
+    from IPython.display import Image
 
     inputs: dict[str, Any] = {}
     for control in spec.controls:
@@ -468,8 +469,9 @@ def kernel_widget(spec: WidgetSpec) -> Any:
         # Filled directly, not with `with output:`: without a frontend (nbconvert,
         # nbval) captured output would otherwise land in the cell's own output.
         output.outputs = ()
-        output.append_display_data(figure)
-        plt.close(figure)
+        # One PNG at the figure's own resolution, drawn once (the inline backend's
+        # tight bounding box would draw it twice, doubling the update time).
+        output.append_display_data(Image(_figure_png(figure, dpi=figure.dpi)))
         if readout:
             output.append_stdout(readout + "\n")
 
