@@ -78,8 +78,8 @@ def nonfinite_error(array: NDArray[Any], name: str) -> ValueError | None:
 
     Examples
     --------
-    >>> nonfinite_error(np.array([1.0, np.nan]), "y")
-    ValueError('y contains NaN (first at flat index 1); expected finite numbers')
+    >>> print(nonfinite_error(np.array([1.0, np.nan]), "y"))
+    y contains NaN (first at flat index 1); expected finite numbers
     >>> nonfinite_error(np.array([1.0, 2.0]), "y") is None
     True
     """
@@ -148,7 +148,7 @@ def as_real_array(
     >>> as_real_array(np.ma.masked_array([1.0, 2.0], mask=[0, 1]), "x")
     Traceback (most recent call last):
     ...
-    ValueError: x is a masked array; its mask would be ignored. Expected a plain array: ...
+    ValueError: x is a masked array; its mask would be ignored. ...
     """
     _refuse_containers(value, name)
     try:
@@ -320,7 +320,7 @@ def as_labels(
     >>> as_labels([1, "1"], "groups", 2)
     Traceback (most recent call last):
     ...
-    ValueError: groups mixes labels of different kinds (int and str); expected labels of one kind
+    ValueError: groups mixes labels of different kinds (int and str); ...
     """
     _refuse_containers(value, name)
     if isinstance(value, np.ndarray) and value.dtype.kind in "biufUS":

@@ -8,8 +8,8 @@ Pearson's correlation of two samples is the cosine of the mean-centred vectors,
 
 so everything the book proves about cosines of blocked vectors applies to data
 split into groups, with one twist: the centring uses the *pooled* means. Each
-group's centred block ``x_g - \bar x`` is its own within-group deviation plus
-the constant offset ``\bar x_g - \bar x``, and that offset brings in a
+group's centred block :math:`x_g - \bar x` is its own within-group deviation
+plus the constant offset :math:`\bar x_g - \bar x`, and that offset brings in a
 between-group term (the law of total covariance):
 
 .. math::
@@ -18,7 +18,7 @@ between-group term (the law of total covariance):
     = \underbrace{\sum_g p_g\, r_g\, s_{x,g}\, s_{y,g}}_{\text{within}}
     + \underbrace{\sum_g p_g (\bar x_g - \bar x)(\bar y_g - \bar y)}_{\text{between}},
 
-with group shares ``p_g = n_g / n`` and population (``ddof=0``) standard
+with group shares :math:`p_g = n_g / n` and population (``ddof=0``) standard
 deviations. :func:`grouped_correlation` computes every term from raw data,
 :func:`pooled_correlation` the pooled ``r`` from group summaries alone, and
 :func:`sample_with_moments` draws points whose sample moments are exactly the
@@ -233,9 +233,9 @@ def _pearson_core(
 
 
 def pearson(x: ArrayLike, y: ArrayLike) -> float:
-    """Pearson's correlation coefficient, computed as the cosine of centred data.
+    r"""Pearson's correlation coefficient, computed as the cosine of centred data.
 
-    ``r = cos(x - mean(x), y - mean(y))``, using
+    :math:`r = \cos(x - \bar x, y - \bar y)`, using
     :func:`cosine_book.similarity.cosine`, so it equals
     ``numpy.corrcoef(x, y)[0, 1]`` and ``scipy.stats.pearsonr(x, y)`` to
     rounding. The data are centred exactly before anything else, so a large
@@ -251,7 +251,7 @@ def pearson(x: ArrayLike, y: ArrayLike) -> float:
     Returns
     -------
     float
-        The correlation, in ``[-1, 1]``.
+        The correlation, in :math:`[-1, 1]`.
 
     Raises
     ------
@@ -270,10 +270,10 @@ def pearson(x: ArrayLike, y: ArrayLike) -> float:
     -1.0
     >>> pearson([2**60, 2**60 + 1, 2**60 + 2], [1, 2, 3])
     1.0
-    >>> pearson([5, 5, 5], [1, 2, 3])
+    >>> pearson([5, 5, 5], [1, 2, 3])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: x is constant (every value is 5); its correlation with anything is undefined
+    ValueError: x is constant (every value is 5); its correlation ...
     """
     x_array, y_array = _paired_samples(x, y)
     # Unit-scaled (exactly, by powers of two), so that cosine never needs a scaled copy.
@@ -301,8 +301,9 @@ def cosine_from_moments(
         {\sqrt{(\bar x^2 + s_x^2)(\bar y^2 + s_y^2)}},
 
     with population (``ddof=0``) standard deviations. Large means relative to
-    the spreads push the cosine towards ``sign(xbar * ybar)`` whatever ``r`` is.
-    Each side is scaled by a power of two first, so moments near ``1e300`` or
+    the spreads push the cosine towards
+    :math:`\operatorname{sign}(\bar x \bar y)` whatever :math:`r` is. Each
+    side is scaled by a power of two first, so moments near ``1e300`` or
     ``1e-300`` give the same cosine.
 
     Parameters
@@ -312,7 +313,7 @@ def cosine_from_moments(
     x_sd, y_sd : float
         Sample standard deviations (``ddof=0``), nonnegative.
     correlation : float
-        Pearson's ``r`` in ``[-1, 1]`` (ignored where a spread is zero).
+        Pearson's :math:`r` in :math:`[-1, 1]` (ignored where a spread is zero).
 
     Returns
     -------
@@ -322,7 +323,7 @@ def cosine_from_moments(
     ------
     ValueError
         If an argument is not a finite real number, a spread is negative,
-        ``correlation`` lies outside ``[-1, 1]``, or a vector would be zero
+        ``correlation`` lies outside :math:`[-1, 1]`, or a vector would be zero
         (mean and spread both zero).
 
     Examples
@@ -354,9 +355,9 @@ def cosine_from_moments(
 
 @dataclass(frozen=True)
 class GroupedCorrelation:
-    """Within-group, between-group and pooled correlation of grouped data.
+    r"""Within-group, between-group and pooled correlation of grouped data.
 
-    All moments are population moments (divide by ``n_g``, ``ddof=0``); the
+    All moments are population moments (divide by :math:`n_g`, ``ddof=0``); the
     correlations do not depend on that choice. The data are centred exactly
     first and everything is computed in units of the largest deviation (each
     group's within-group sums in units of its own largest deviation), so
@@ -369,34 +370,39 @@ class GroupedCorrelation:
     labels : tuple
         The group labels, in sorted order.
     counts : ndarray of shape (n_groups,)
-        Observations per group, ``n_g``.
+        Observations per group, :math:`n_g`.
     shares : ndarray of shape (n_groups,)
-        ``p_g = n_g / n``.
+        :math:`p_g = n_g / n`.
     x_means, y_means : ndarray of shape (n_groups,)
         Group means.
     x_sds, y_sds : ndarray of shape (n_groups,)
         Group standard deviations (``ddof=0``).
     within : ndarray of shape (n_groups,)
-        Within-group correlations ``r_g``; ``nan`` for a group in which ``x`` or
-        ``y`` is constant (its covariance is zero, so the decomposition still
-        holds). A group of two observations has ``r_g`` exactly ``+1`` or ``-1``.
+        Within-group correlations :math:`r_g`; ``nan`` for a group in which
+        ``x`` or ``y`` is constant (its covariance is zero, so the
+        decomposition still holds). A group of two observations has
+        :math:`r_g` exactly :math:`+1` or :math:`-1`.
     pooled : float
-        Pearson's ``r`` of all the data together.
+        Pearson's :math:`r` of all the data together.
     within_covariance, between_covariance, total_covariance : float
-        ``sum p_g cov_g``, ``sum p_g (xbar_g - xbar)(ybar_g - ybar)`` and the
+        The within-group covariance
+        :math:`\sum_g p_g \operatorname{cov}_g`, the between-group covariance
+        :math:`\sum_g p_g (\bar x_g - \bar x)(\bar y_g - \bar y)` and the
         pooled covariance; the first two add up to the third.
     pooled_within : float
-        Correlation of the within-group deviations ``x - xbar_g`` and
-        ``y - ybar_g`` of all groups together (``nan`` if either is all zero).
+        Correlation of the within-group deviations :math:`x - \bar x_g` and
+        :math:`y - \bar y_g` of all groups together (``nan`` if either is all
+        zero).
     between : float
         Correlation of the group means weighted by the shares, that is of the
-        vectors ``xbar_g - xbar`` repeated ``n_g`` times (``nan`` if the group
-        means of ``x`` or of ``y`` are all equal).
+        vectors :math:`\bar x_g - \bar x` repeated :math:`n_g` times (``nan``
+        if the group means of ``x`` or of ``y`` are all equal).
     within_factor, between_factor : float
-        ``a_W = sqrt((1 - eta_x^2)(1 - eta_y^2))`` and ``a_B = eta_x eta_y``,
-        where ``eta^2`` is the between-group share of a variance; then
-        ``pooled = a_W * pooled_within + a_B * between`` (a term whose factor
-        is zero is dropped), and ``a_W + a_B <= 1``.
+        :math:`a_W = \sqrt{(1 - \eta_x^2)(1 - \eta_y^2)}` and
+        :math:`a_B = \eta_x \eta_y`, where :math:`\eta^2` is the between-group
+        share of a variance (:meth:`between_shares`). Then ``pooled`` is
+        :math:`a_W` times ``pooled_within`` plus :math:`a_B` times ``between``
+        (a term whose factor is zero is dropped), and :math:`a_W + a_B \le 1`.
     """
 
     labels: tuple[Hashable, ...]
@@ -420,12 +426,18 @@ class GroupedCorrelation:
     _between_shares: tuple[float, float] | None = field(default=None, repr=False, compare=False)
 
     def between_shares(self) -> tuple[float, float]:
-        """Between-group shares of the pooled variances of ``x`` and ``y`` (``eta^2``).
+        r"""Between-group shares of the variances of ``x`` and ``y``, :math:`\eta^2`.
 
-        ``B_x / (W_x + B_x)`` with ``W_x = sum p_g s_xg^2`` and
-        ``B_x = sum p_g (xbar_g - xbar)^2``; the same for ``y``. Then
-        ``within_factor = sqrt((1 - eta_x^2)(1 - eta_y^2))`` and
-        ``between_factor = sqrt(eta_x^2 eta_y^2)``.
+        .. math::
+
+            \eta_x^2 = \frac{B_x}{W_x + B_x}, \quad
+            W_x = \sum_g p_g s_{x,g}^2, \quad
+            B_x = \sum_g p_g (\bar x_g - \bar x)^2,
+
+        the within-group and between-group parts :math:`W_x` and :math:`B_x`
+        of the pooled variance of ``x``; the same for ``y``. Then
+        ``within_factor`` is :math:`\sqrt{(1 - \eta_x^2)(1 - \eta_y^2)}` and
+        ``between_factor`` is :math:`\sqrt{\eta_x^2 \eta_y^2}`.
         """
         if self._between_shares is not None:
             return self._between_shares
@@ -437,26 +449,38 @@ class GroupedCorrelation:
         )
 
     def parts(self) -> tuple[float, float]:
-        """The within part ``a_W * pooled_within`` and the between part ``a_B * between``.
+        """The within part and the between part of the pooled correlation.
 
-        They add up to ``pooled`` (to rounding); a part whose correlation is
-        undefined (``nan``) has a zero factor and counts as ``0``.
+        The within part is :math:`a_W` (``within_factor``) times
+        ``pooled_within``, the between part :math:`a_B` (``between_factor``)
+        times ``between``. They add up to ``pooled`` (to rounding); a part
+        whose correlation is undefined (``nan``) has a zero factor and counts
+        as ``0``.
 
         Examples
         --------
-        >>> result = grouped_correlation([0, 1, 2, 3, 4, 5], [4, 5, 6, 0, 1, 2], [0, 0, 0, 1, 1, 1])
-        >>> [round(part, 4) for part in result.parts()], round(result.pooled, 4)
-        ([0.1807, -0.8132], -0.6325)
+        >>> x, y = [0, 1, 2, 3, 4, 5], [4, 5, 6, 0, 1, 2]
+        >>> result = grouped_correlation(x, y, [0, 0, 0, 1, 1, 1])
+        >>> within, between = result.parts()
+        >>> round(within, 4), round(between, 4), round(result.pooled, 4)
+        (0.1807, -0.8132, -0.6325)
         """
         within = self.within_factor * float(np.nan_to_num(self.pooled_within))
         between = self.between_factor * float(np.nan_to_num(self.between))
         return within, between
 
     def within_weights(self) -> NDArray[np.float64]:
-        """Weights ``w_g`` with ``pooled_within = sum w_g r_g`` (the block-cosine weights).
+        r"""The block-cosine weights :math:`w_g` of the within-group correlations.
 
-        ``w_g = p_g s_xg s_yg / sqrt(sum p_h s_xh^2 * sum p_h s_yh^2)``; they sum to
-        the cosine between the profiles ``sqrt(p_g) s_xg`` and ``sqrt(p_g) s_yg``.
+        ``pooled_within`` is :math:`\sum_g w_g r_g`, with
+
+        .. math::
+
+            w_g = \frac{p_g s_{x,g} s_{y,g}}
+            {\sqrt{\sum_h p_h s_{x,h}^2 \sum_h p_h s_{y,h}^2}};
+
+        they sum to the cosine between the profiles
+        :math:`\sqrt{p_g}\, s_{x,g}` and :math:`\sqrt{p_g}\, s_{y,g}`.
         """
         if not (self.x_sds.any() and self.y_sds.any()):
             return np.zeros_like(self.shares)  # no within-group spread: no within part
@@ -545,11 +569,17 @@ def grouped_correlation(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> Groupe
     r"""Within-group correlations, the pooled correlation, and the covariance decomposition.
 
     Splits the pooled covariance into a within-group and a between-group part
-    (the law of total covariance) and the pooled correlation accordingly:
+    (the law of total covariance) and the pooled correlation :math:`r`
+    accordingly:
 
-    ``pooled = a_W * sum_g w_g r_g + a_B * between``,
+    .. math::
 
-    with the block-cosine weights ``w_g`` of :meth:`GroupedCorrelation.within_weights`.
+        r = a_W \sum_g w_g r_g + a_B r_B,
+
+    with the within-group correlations :math:`r_g`, the block-cosine weights
+    :math:`w_g` of :meth:`GroupedCorrelation.within_weights`, the correlation
+    :math:`r_B` of the group means (``between``) and the factors :math:`a_W`
+    and :math:`a_B` (``within_factor``, ``between_factor``).
     The data are centred exactly first (as in :func:`pearson`); the extra
     memory is about one float64 copy of ``x``, ``y`` and the group index.
 
@@ -585,8 +615,10 @@ def grouped_correlation(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> Groupe
     array([1., 1.])
     >>> round(result.pooled, 4)
     -0.6325
-    >>> round(result.within_covariance, 4), round(result.between_covariance, 4)
-    (0.6667, -3.0)
+    >>> round(result.within_covariance, 4)
+    0.6667
+    >>> round(result.between_covariance, 4)
+    -3.0
     """
     x_array, y_array, labels, index, counts = _grouped_samples(x, y, groups)
     if (counts < 2).any():
@@ -728,7 +760,7 @@ def pooled_correlation(
     y_sds: ArrayLike,
     within: ArrayLike,
 ) -> float:
-    r"""Pooled Pearson ``r`` from each group's share, means, spreads and correlation.
+    r"""Pooled Pearson :math:`r` from each group's share, means, spreads and correlation.
 
     .. math::
 
@@ -736,22 +768,23 @@ def pooled_correlation(
         {\sqrt{\left(\sum_g p_g s_{x,g}^2 + \sum_g p_g d_{x,g}^2\right)
         \left(\sum_g p_g s_{y,g}^2 + \sum_g p_g d_{y,g}^2\right)}},
 
-    with ``d_{x,g} = xbar_g - sum_h p_h xbar_h`` (and the same for ``y``) and
-    population standard deviations ``s``. The means are centred exactly (a
+    with :math:`d_{x,g} = \bar x_g - \sum_h p_h \bar x_h` (and the same for
+    :math:`y`) and population standard deviations :math:`s_{x,g}` and
+    :math:`s_{y,g}`. The means are centred exactly (a
     large common offset costs no digits) and each side is scaled by a power of
-    two, so summaries near ``1e300`` or ``1e-300`` give the same ``r``.
+    two, so summaries near ``1e300`` or ``1e-300`` give the same :math:`r`.
 
     Parameters
     ----------
     shares : array_like of shape (n_groups,)
-        Nonnegative group sizes or shares ``p_g`` (normalised to sum to 1).
+        Nonnegative group sizes or shares :math:`p_g` (normalised to sum to 1).
     x_means, y_means : array_like of shape (n_groups,)
         Group means.
     x_sds, y_sds : array_like of shape (n_groups,)
         Nonnegative group standard deviations (``ddof=0``).
     within : array_like of shape (n_groups,)
-        Within-group correlations in ``[-1, 1]``; ``nan`` is allowed only where
-        ``x_sds`` or ``y_sds`` is zero.
+        Within-group correlations :math:`r_g` in :math:`[-1, 1]`; ``nan`` is
+        allowed only where ``x_sds`` or ``y_sds`` is zero.
 
     Returns
     -------
@@ -762,14 +795,18 @@ def pooled_correlation(
     ValueError
         If an input is not a 1-D array of real numbers, the arrays differ in
         length, a share or spread is negative or not finite, a correlation lies
-        outside ``[-1, 1]``, or the pooled ``x`` or ``y`` has zero variance.
+        outside :math:`[-1, 1]`, or the pooled ``x`` or ``y`` has zero variance.
 
     Examples
     --------
     The same two groups as in :func:`grouped_correlation`:
 
     >>> sd = (2 / 3) ** 0.5
-    >>> round(pooled_correlation([3, 3], [1, 4], [5, 1], [sd, sd], [sd, sd], [1, 1]), 4)
+    >>> r = pooled_correlation(
+    ...     shares=[3, 3], x_means=[1, 4], y_means=[5, 1],
+    ...     x_sds=[sd, sd], y_sds=[sd, sd], within=[1, 1],
+    ... )
+    >>> round(r, 4)
     -0.6325
     """
     p = _summary(shares, "shares", None)
@@ -817,38 +854,43 @@ def _pooled_core(
 def zero_crossing_gap(
     shares: ArrayLike, x_gap: float, x_sds: ArrayLike, y_sds: ArrayLike, within: ArrayLike
 ) -> float:
-    """For two groups: the gap in ``y`` means at which the pooled correlation is zero.
+    r"""For two groups: the gap in ``y`` means at which the pooled correlation is zero.
 
-    With shares ``p_1, p_2``, gap ``x_gap = xbar_2 - xbar_1`` and
-    ``y_gap = ybar_2 - ybar_1``, the between-group covariance is
-    ``p_1 p_2 x_gap y_gap``, so the pooled covariance vanishes at
+    With shares :math:`p_1, p_2` and gaps :math:`\Delta_x = \bar x_2 - \bar x_1`
+    (``x_gap``) and :math:`\Delta_y = \bar y_2 - \bar y_1` between the group
+    means, the between-group covariance is :math:`p_1 p_2 \Delta_x \Delta_y`,
+    so the pooled covariance vanishes at
 
-    ``y_gap* = -(p_1 r_1 s_x1 s_y1 + p_2 r_2 s_x2 s_y2) / (p_1 p_2 x_gap)``.
+    .. math::
 
-    The pooled ``r`` has the sign of the within-group covariance on one side
-    of ``y_gap*`` and the opposite sign on the other.
+        \Delta_y^* = -\frac{p_1 r_1 s_{x,1} s_{y,1} + p_2 r_2 s_{x,2} s_{y,2}}
+        {p_1 p_2 \Delta_x}.
+
+    The pooled :math:`r` has the sign of the within-group covariance on one
+    side of :math:`\Delta_y^*` and the opposite sign on the other.
 
     Parameters
     ----------
     shares : array_like of shape (2,)
         Positive group sizes or shares (normalised to sum to 1).
     x_gap : float
-        ``xbar_2 - xbar_1``, nonzero.
+        :math:`\Delta_x = \bar x_2 - \bar x_1`, nonzero.
     x_sds, y_sds : array_like of shape (2,)
         Nonnegative group standard deviations (``ddof=0``).
     within : array_like of shape (2,)
-        Within-group correlations in ``[-1, 1]``; ``nan`` is allowed only where
-        ``x_sds`` or ``y_sds`` is zero.
+        Within-group correlations :math:`r_g` in :math:`[-1, 1]`; ``nan`` is
+        allowed only where ``x_sds`` or ``y_sds`` is zero.
 
     Returns
     -------
     float
+        :math:`\Delta_y^*`.
 
     Raises
     ------
     ValueError
         If an array does not have two real entries, a share is not positive, a
-        spread is negative, a correlation lies outside ``[-1, 1]``, ``x_gap``
+        spread is negative, a correlation lies outside :math:`[-1, 1]`, ``x_gap``
         is zero or not finite (with equal ``x`` means no gap moves the sign),
         or the gap lies beyond the float range.
 
@@ -929,13 +971,18 @@ def _zero_gap_core(
 
 
 def centered_block_cosines(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> BlockCosines:
-    """Block decomposition of Pearson's ``r``, blocks = groups, centred at the POOLED means.
+    r"""Block decomposition of Pearson's :math:`r`, blocks = groups, centred at the POOLED means.
 
-    ``r = cos(x - xbar, y - ybar)`` and those centred vectors split into one
-    block per group, so the block identity of chapter 2 gives
-    ``r = sum_g w_g cos(x_g - xbar, y_g - ybar)``. The local cosines here are
-    not the within-group correlations: each block is centred at the pooled
-    mean, not at its own. The data are centred exactly, as in :func:`pearson`.
+    :math:`r = \cos(x - \bar x, y - \bar y)` and those centred vectors split
+    into one block per group, so the block identity of chapter 2 gives
+
+    .. math::
+
+        r = \sum_g w_g \cos(x_g - \bar x, y_g - \bar y).
+
+    The local cosines here are not the within-group correlations: each block
+    is centred at the pooled mean, not at its own. The data are centred
+    exactly, as in :func:`pearson`.
 
     Parameters
     ----------
@@ -959,9 +1006,12 @@ def centered_block_cosines(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> Blo
 
     Examples
     --------
-    >>> blocks = centered_block_cosines([0, 1, 2, 3, 4, 5], [4, 5, 6, 0, 1, 2], [0, 0, 0, 1, 1, 1])
-    >>> [round(float(c), 4) for c in blocks.local], round(blocks.global_cosine, 4)
-    ([-0.6325, -0.6325], -0.6325)
+    >>> x, y = [0, 1, 2, 3, 4, 5], [4, 5, 6, 0, 1, 2]
+    >>> blocks = centered_block_cosines(x, y, [0, 0, 0, 1, 1, 1])
+    >>> [round(float(c), 4) for c in blocks.local]
+    [-0.6325, -0.6325]
+    >>> round(blocks.global_cosine, 4)
+    -0.6325
     """
     x_array, y_array, labels, index, counts = _grouped_samples(x, y, groups)
     x_centred = _unit_scaled(_centre(x_array, "x")).values
@@ -1000,7 +1050,7 @@ def sample_with_moments(
     x_sd, y_sd : float
         Sample standard deviations (``ddof=0``), nonnegative.
     correlation : float
-        Sample correlation in ``[-1, 1]``.
+        Sample correlation in :math:`[-1, 1]`.
     seed : int
         Seed for ``numpy.random.default_rng``, nonnegative.
 
@@ -1013,13 +1063,15 @@ def sample_with_moments(
     ValueError
         If ``n`` or ``seed`` is not an integer in range, a moment is not a
         finite real number, a spread is negative, ``correlation`` lies outside
-        ``[-1, 1]``, or the points would lie beyond the float range.
+        :math:`[-1, 1]`, or the points would lie beyond the float range.
 
     Examples
     --------
     >>> x, y = sample_with_moments(50, 1.0, -2.0, 2.0, 0.5, 0.3, seed=1)
-    >>> round(float(x.mean()), 6), round(float(y.std()), 6), round(pearson(x, y), 6)
-    (1.0, 0.5, 0.3)
+    >>> round(float(x.mean()), 6), round(float(y.std()), 6)
+    (1.0, 0.5)
+    >>> round(pearson(x, y), 6)
+    0.3
     """
     n, x_mean, y_mean, x_sd, y_sd, correlation = _moments(
         n, x_mean, y_mean, x_sd, y_sd, correlation, ("n", "x_mean", "y_mean", "x_sd", "y_sd")
@@ -1098,7 +1150,7 @@ class GroupSpec:
     spread : float
         Sample standard deviation (``ddof=0``) of both ``x`` and ``y``, nonnegative.
     correlation : float
-        Sample correlation in ``[-1, 1]``.
+        Sample correlation in :math:`[-1, 1]`.
     """
 
     n: int
@@ -1141,12 +1193,16 @@ def two_group_sample(
 
     Examples
     --------
-    >>> x, y, g = two_group_sample(GroupSpec(20, 0, 0, 1, 0.5), GroupSpec(30, 2, -1, 1, 0.5))
+    >>> first = GroupSpec(20, 0, 0, 1, 0.5)
+    >>> second = GroupSpec(30, 2, -1, 1, 0.5)
+    >>> x, y, g = two_group_sample(first, second)
     >>> x.shape, sorted(set(g.tolist()))
     ((50,), ['A', 'B'])
     >>> result = grouped_correlation(x, y, g)
-    >>> [round(float(r), 6) for r in result.within], round(float(result.x_means[1]), 6)
-    ([0.5, 0.5], 2.0)
+    >>> [round(float(r), 6) for r in result.within]
+    [0.5, 0.5]
+    >>> round(float(result.x_means[1]), 6)
+    2.0
     """
     checked = []
     for spec, name in ((first, "first"), (second, "second")):
@@ -1179,7 +1235,7 @@ def offset_sweep(
     spreads: ArrayLike = (1.0, 1.0),
     within: ArrayLike = (0.8, 0.8),
 ) -> tuple[NDArray[np.float64], float]:
-    r"""Pooled ``r`` of two groups as the second group's mean moves vertically.
+    r"""Pooled :math:`r` of two groups as the second group's mean moves vertically.
 
     Group A sits at ``(0, 0)`` and group B at ``(x_gap, y_gap)``; both keep
     their spreads and within-group correlations, so by
@@ -1190,11 +1246,16 @@ def offset_sweep(
         r(\Delta_y) = \frac{p_1 c_1 + p_2 c_2 + p_1 p_2 \Delta_x \Delta_y}
         {\sqrt{(W + p_1 p_2 \Delta_x^2)(W + p_1 p_2 \Delta_y^2)}},
 
-    with ``c_g = r_g s_g^2`` and ``W = p_1 s_1^2 + p_2 s_2^2``. It is zero at
-    :func:`zero_crossing_gap` and tends to
-    ``±sqrt(p_1 p_2) |Δx| / sqrt(W + p_1 p_2 Δx²)``, not to ``±1``, as B
-    moves far up or down: the within-group spread of ``x`` stays in its
-    variance.
+    with :math:`\Delta_x` the ``x_gap``, :math:`\Delta_y` the ``y_gap``,
+    :math:`c_g = r_g s_g^2` and :math:`W = p_1 s_1^2 + p_2 s_2^2`. It is zero
+    at :func:`zero_crossing_gap` and tends to
+
+    .. math::
+
+        \pm \frac{\sqrt{p_1 p_2}\, |\Delta_x|}{\sqrt{W + p_1 p_2 \Delta_x^2}},
+
+    not to :math:`\pm 1`, as B moves far up or down: the within-group spread
+    of ``x`` stays in its variance.
 
     Parameters
     ----------
@@ -1207,13 +1268,13 @@ def offset_sweep(
     spreads : array_like of shape (2,)
         Standard deviation of ``x`` and ``y`` within each group, nonnegative.
     within : array_like of shape (2,)
-        Within-group correlations in ``[-1, 1]`` (``nan`` only where the spread
-        is zero).
+        Within-group correlations :math:`r_g` in :math:`[-1, 1]` (``nan`` only
+        where the spread is zero).
 
     Returns
     -------
     (pooled, zero_gap) : tuple of ndarray of shape (m,) and float
-        Pooled ``r`` at every offset, and the offset where it is zero.
+        Pooled :math:`r` at every offset, and the offset where it is zero.
 
     Raises
     ------

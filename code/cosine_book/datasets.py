@@ -125,8 +125,8 @@ def load_iris_sepals() -> IrisSepals:
     >>> iris = load_iris_sepals()
     >>> iris.length.shape, sorted(set(iris.species.tolist()))
     ((150,), ['setosa', 'versicolor', 'virginica'])
-    >>> round(float(iris.length.mean()), 4), round(float(iris.width.mean()), 4)
-    (5.8433, 3.0573)
+    >>> print(f"{iris.length.mean():.4f} {iris.width.mean():.4f}")
+    5.8433 3.0573
     """
     from sklearn.datasets import load_iris
 
@@ -169,7 +169,8 @@ class BerkeleyAdmissions:
 
         Examples
         --------
-        >>> female, admitted, department = load_berkeley_admissions().individuals()
+        >>> table = load_berkeley_admissions()
+        >>> female, admitted, department = table.individuals()
         >>> female.size, int(admitted.sum())
         (4526, 1755)
         """

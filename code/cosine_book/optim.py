@@ -9,7 +9,8 @@ everything that run needs, in NumPy only:
   :func:`mlp_predict`;
 - the optimizers :class:`SGD`, :class:`Momentum` (heavy ball) and :class:`Adam`,
   each a pure ``direction(grads, state) -> (update, state)`` map, with the step
-  ``theta <- theta - learning_rate * update``;
+  :math:`\theta \leftarrow \theta - \eta u` (:math:`\eta` the ``learning_rate``,
+  :math:`u` the ``update``);
 - the truncation rule :func:`truncate_to_cosine` (the nearest vector whose cosine
   with the gradient is at least ``threshold``) and :func:`truncate_update`, which
   applies it tensor by tensor;
@@ -231,7 +232,8 @@ def mlp_loss_and_grad(
     logits :math:`z = \tanh(X W_1 + b_1) W_2 + b_2`. The gradient is computed by
     backpropagation, written out by hand:
     :math:`\partial L/\partial z = (\mathrm{softmax}(z) - \mathrm{onehot}(y))/n`,
-    then through ``W2``, ``b2``, the tanh (derivative ``1 - h**2``), ``W1``, ``b1``.
+    then through ``W2``, ``b2``, the tanh (derivative :math:`1 - \tanh^2`),
+    ``W1``, ``b1``.
 
     Parameters
     ----------
@@ -253,7 +255,8 @@ def mlp_loss_and_grad(
     Examples
     --------
     >>> params = init_mlp(n_inputs=3, n_hidden=2, n_classes=4, seed=1)
-    >>> loss, grads, accuracy = mlp_loss_and_grad(params, np.eye(3), [0, 1, 2])
+    >>> x, labels = np.eye(3), [0, 1, 2]
+    >>> loss, grads, accuracy = mlp_loss_and_grad(params, x, labels)
     >>> round(loss, 4), list(grads)
     (1.5185, ['W1', 'b1', 'W2', 'b2'])
     """
@@ -297,11 +300,13 @@ def max_gradient_error(
     step: float = 1e-6,
     seed: int = 0,
 ) -> float:
-    """Largest gap between backpropagation and central finite differences.
+    r"""Largest gap between backpropagation and central finite differences.
 
-    Checks ``n_entries`` parameter entries drawn at random (from ``default_rng(seed)``)
-    across all tensors: for each, ``(L(theta + h e) - L(theta - h e)) / (2 h)``
-    against the backpropagated partial derivative. The largest absolute gap is
+    Checks ``n_entries`` parameter entries drawn at random (from
+    ``default_rng(seed)``) across all tensors: for each, the difference
+    quotient :math:`(L(\theta + h e) - L(\theta - h e)) / (2h)`, with
+    :math:`h` the ``step`` and :math:`e` the entry's unit vector, against the
+    backpropagated partial derivative. The largest absolute gap is
     returned relative to the largest gradient entry of the model, so that tiny
     partial derivatives (where rounding in the loss dominates the difference
     quotient) do not make an exact gradient look wrong.
@@ -344,11 +349,12 @@ def max_gradient_error(
 
 
 class Optimizer(Protocol):
-    """What :func:`train` needs from an optimizer.
+    r"""What :func:`train` needs from an optimizer.
 
     ``init`` builds the state from the parameters; ``direction`` maps a gradient
-    and a state to the update ``u`` and the next state, without mutating its
-    inputs. The step is ``theta <- theta - learning_rate * u``. ``direction`` is
+    and a state to the update :math:`u` and the next state, without mutating
+    its inputs. The step is :math:`\theta \leftarrow \theta - \eta u`, with
+    :math:`\eta` the ``learning_rate``. ``direction`` is
     the inner step of the training loop and does not check its input (the
     hyperparameters are checked once, when an optimizer is made).
     """
@@ -380,7 +386,8 @@ class SGD:
     Examples
     --------
     >>> optimizer = SGD(learning_rate=0.1)
-    >>> update, _ = optimizer.direction({"w": np.array([1.0, -2.0])}, optimizer.init({}))
+    >>> grads = {"w": np.array([1.0, -2.0])}
+    >>> update, _ = optimizer.direction(grads, optimizer.init({}))
     >>> update["w"]
     array([ 1., -2.])
     """
@@ -398,7 +405,7 @@ class SGD:
     def direction(
         self, grads: Mapping[str, NDArray[np.float64]], state: dict
     ) -> tuple[Params, dict]:
-        """Return ``u = g``."""
+        """Return :math:`u = g`, the gradient itself."""
         return {name: np.array(value, dtype=np.float64) for name, value in grads.items()}, state
 
 
@@ -406,15 +413,18 @@ class SGD:
 class Momentum:
     r"""Heavy-ball momentum (Polyak, 1964) in its buffer form.
 
-    ``m <- beta * m + g`` and ``u = m``; with ``theta <- theta - lr * u`` this is
+    :math:`m \leftarrow \beta m + g` and :math:`u = m`; with the step
+    :math:`\theta \leftarrow \theta - \eta u` (:math:`\eta` the
+    ``learning_rate``, :math:`\beta` the ``beta``) this is
     :math:`\theta_{t+1} = \theta_t - \eta g_t + \beta(\theta_t - \theta_{t-1})`.
 
     Examples
     --------
     >>> optimizer = Momentum(learning_rate=0.1, beta=0.9)
     >>> state = optimizer.init({"w": np.zeros(1)})
+    >>> grads = {"w": np.array([1.0])}
     >>> for _ in range(2):
-    ...     update, state = optimizer.direction({"w": np.array([1.0])}, state)
+    ...     update, state = optimizer.direction(grads, state)
     >>> update["w"]
     array([1.9])
     """
@@ -454,7 +464,8 @@ class Adam:
 
     >>> optimizer = Adam(learning_rate=0.01)
     >>> state = optimizer.init({"w": np.zeros(2)})
-    >>> update, state = optimizer.direction({"w": np.array([0.3, -2.0])}, state)
+    >>> grads = {"w": np.array([0.3, -2.0])}
+    >>> update, state = optimizer.direction(grads, state)
     >>> np.round(update["w"], 6)
     array([ 1., -1.])
     """
@@ -501,25 +512,28 @@ class Adam:
 def truncate_to_cosine(update: ArrayLike, gradient: ArrayLike, threshold: float) -> NDArray:
     r"""The nearest vector to ``update`` whose cosine with ``gradient`` is at least ``threshold``.
 
-    This is the Euclidean projection of ``u`` onto the closed convex cone
+    This is the Euclidean projection of :math:`u` (``update``) onto the closed
+    convex cone
     :math:`K = \{v : \langle v, g\rangle \ge \lambda \lVert v\rVert \lVert g\rVert\}`.
+    with :math:`g` the ``gradient`` and :math:`\lambda` the ``threshold``.
     Writing :math:`c = \cos(u, g)` and :math:`s = \sqrt{1-\lambda^2}`:
 
-    - if :math:`c \ge \lambda`, ``u`` is returned unchanged;
+    - if :math:`c \ge \lambda`, :math:`u` is returned unchanged;
     - if :math:`-s < c < \lambda`, the result lies on the cone's boundary ray
-      :math:`d = \lambda \hat g + s e` in the plane of ``u`` and ``g`` (``e`` is
-      the unit vector along the part of ``u`` orthogonal to ``g``), and equals
-      :math:`\langle u, d\rangle d`; its cosine with ``g`` is exactly ``lambda``;
-    - if :math:`c \le -s`, ``u`` lies in the polar cone and the nearest point of
-      ``K`` is the zero vector: the block does not move this step.
+      :math:`d = \lambda \hat g + s e` in the plane of :math:`u` and :math:`g`
+      (:math:`e` is the unit vector along the part of :math:`u` orthogonal to
+      :math:`g`), and equals :math:`\langle u, d\rangle d`; its cosine with
+      :math:`g` is exactly :math:`\lambda`;
+    - if :math:`c \le -s`, :math:`u` lies in the polar cone and the nearest
+      point of :math:`K` is the zero vector: the block does not move this step.
 
     Parameters
     ----------
     update, gradient : array_like
         Arrays of the same shape (any number of dimensions).
     threshold : float
-        ``lambda`` in ``[0, 1]``. (For negative thresholds the set is not convex
-        and the nearest point is not unique.)
+        :math:`\lambda` in :math:`[0, 1]`. (For negative thresholds the set is
+        not convex and the nearest point is not unique.)
 
     Returns
     -------
@@ -532,15 +546,19 @@ def truncate_to_cosine(update: ArrayLike, gradient: ArrayLike, threshold: float)
         If the shapes differ, an input is not a finite real array (NaN, infinity,
         complex, masked, sparse, strings, ragged or empty), ``gradient`` is zero
         (the cosine constraint is then undefined) or ``threshold`` is outside
-        ``[0, 1]``.
+        :math:`[0, 1]`.
 
     Examples
     --------
     >>> truncate_to_cosine([0.0, 1.0], [1.0, 0.0], 0.6)
     array([0.48, 0.64])
-    >>> truncate_to_cosine([2.0, 1.0], [1.0, 0.0], 0.6)  # already inside: unchanged
+
+    An update already inside the cone is returned unchanged, and one in the
+    polar cone becomes zero:
+
+    >>> truncate_to_cosine([2.0, 1.0], [1.0, 0.0], 0.6)
     array([2., 1.])
-    >>> truncate_to_cosine([-1.0, 0.1], [1.0, 0.0], 0.6)  # polar cone: zero
+    >>> truncate_to_cosine([-1.0, 0.1], [1.0, 0.0], 0.6)
     array([0., 0.])
     """
     u = as_real_array(update, "update").astype(np.float64, copy=False)
@@ -612,7 +630,7 @@ def truncate_update(
     >>> update = {"w": [0.0, 1.0], "b": [1.0]}
     >>> gradient = {"w": [1.0, 0.0], "b": [2.0]}
     >>> truncated = truncate_update(update, gradient, 0.6)
-    >>> {name: np.round(value, 6).tolist() for name, value in truncated.items()}
+    >>> {k: np.round(v, 6).tolist() for k, v in truncated.items()}
     {'w': [0.48, 0.64], 'b': [1.0]}
     """
     if not isinstance(update, Mapping) or not isinstance(gradient, Mapping):
@@ -652,31 +670,33 @@ def _truncate_all(
 
 @dataclass(frozen=True)
 class TrainingRun:
-    """Per-step record of a training run (arrays indexed by step, then tensor).
+    r"""Per-step record of a training run (arrays indexed by step, then tensor).
 
-    Step ``t`` records the parameters ``theta_t`` before the step: the training
-    loss and accuracy there, the gradient ``g_t``, and the update ``u_t`` that was
-    applied (after truncation if a threshold was set).
+    Step :math:`t` records the parameters :math:`\theta_t` before the step: the
+    training loss and accuracy there, the gradient :math:`g_t`, and the update
+    :math:`u_t` that was applied (after truncation if a threshold was set).
+    Tensor :math:`i` of them is :math:`g_{t,i}` and :math:`u_{t,i}`.
 
     Attributes
     ----------
     optimizer : str
         The optimizer's name.
     threshold : float or None
-        Truncation threshold ``lambda``, or ``None`` for the raw optimizer.
+        Truncation threshold :math:`\lambda`, or ``None`` for the raw optimizer.
     names : tuple of str
         Tensor names, the column order of every per-tensor array.
     loss, accuracy : ndarray of shape (steps,)
-        Training-set loss and accuracy at ``theta_t``.
+        Training-set loss and accuracy at :math:`\theta_t`.
     local : ndarray of shape (steps, n_tensors)
-        Local cosines ``cos(u_t[i], g_t[i])`` of the applied update
-        (``nan`` where a truncated tensor was set to zero).
+        Local cosines :math:`c_{t,i} = \cos(u_{t,i}, g_{t,i})` of the applied
+        update (``nan`` where a truncated tensor was set to zero).
     raw_local : ndarray of shape (steps, n_tensors)
         Local cosines of the optimizer's update before truncation.
     global_cosine, profile_cosine : ndarray of shape (steps,)
-        ``cos(u_t, g_t)`` over all parameters, and ``rho``.
+        :math:`\cos(u_t, g_t)` over all parameters, and :math:`\rho`, the
+        cosine between the two vectors of tensor norms.
     update_norms, gradient_norms, weights : ndarray of shape (steps, n_tensors)
-        Block norms and the weights ``w_i`` of the block decomposition.
+        Block norms and the weights :math:`w_i` of the block decomposition.
     test_accuracy : float
         Accuracy on the held-out set after the last step.
     """
@@ -702,12 +722,12 @@ class TrainingRun:
 
     @property
     def lower_bound(self) -> NDArray[np.float64]:
-        """``rho * min_i local_i`` per step, the lower end of the chapter-3 interval."""
+        r"""Lower end :math:`\rho \min_i c_{t,i}` of the chapter-3 interval, per step."""
         return self.profile_cosine * np.nanmin(self.local, axis=1)
 
     @property
     def upper_bound(self) -> NDArray[np.float64]:
-        """``rho * max_i local_i`` per step, the upper end of the chapter-3 interval."""
+        r"""Upper end :math:`\rho \max_i c_{t,i}` of the chapter-3 interval, per step."""
         return self.profile_cosine * np.nanmax(self.local, axis=1)
 
 
@@ -746,7 +766,7 @@ def train(
     batch_size : int or None
         ``None`` for full-batch steps (the gradient is the exact gradient of the
         training loss). Otherwise each step uses a mini-batch drawn without
-        replacement from ``default_rng(seed + 1)``, and ``g_t`` is the
+        replacement from ``default_rng(seed + 1)``, and :math:`g_t` is the
         mini-batch gradient the optimizer sees.
     seed : int
         Seed of the initial parameters (and of the mini-batches); nonnegative.
@@ -760,7 +780,7 @@ def train(
     ValueError
         For an object that is not an optimizer, non-integer or out-of-range
         ``steps``, ``n_hidden``, ``batch_size`` or ``seed``, a threshold outside
-        ``[0, 1]``, and data that is not finite and real, of mismatched shapes, or
+        :math:`[0, 1]`, and data that is not finite and real, of mismatched shapes, or
         with labels that are not integers in range.
 
     Examples
@@ -879,7 +899,8 @@ def book_optimizers() -> dict[str, Optimizer]:
 
     Examples
     --------
-    >>> {name: optimizer.learning_rate for name, optimizer in book_optimizers().items()}
+    >>> optimizers = book_optimizers()
+    >>> {name: opt.learning_rate for name, opt in optimizers.items()}
     {'SGD': 0.5, 'Momentum': 0.1, 'Adam': 0.01}
     """
     return {"SGD": SGD(0.5), "Momentum": Momentum(0.1, beta=0.9), "Adam": Adam(0.01)}
@@ -956,25 +977,26 @@ def run_grid(
 
 @dataclass(frozen=True)
 class StepSummary:
-    """The local cosines, the global cosine and its bounds at one step of a run.
+    r"""The local cosines, the global cosine and its bounds at one step of a run.
 
     Attributes
     ----------
     optimizer : str
         The run's optimizer.
     threshold : float or None
-        The run's truncation threshold ``lambda`` (``None``: no truncation).
+        The run's truncation threshold :math:`\lambda` (``None``: no truncation).
     step : int
         The step index.
     names : tuple of str
         Tensor names.
     local, raw_local, weights : ndarray of shape (n_tensors,)
-        Local cosines of the applied update, of the optimizer's update before
-        truncation, and the weights ``w_i`` of the block identity.
+        Local cosines :math:`c_i = \cos(u_i, g_i)` of the applied update
+        :math:`u`, those of the optimizer's update before truncation, and the
+        weights :math:`w_i` of the block identity.
     global_cosine, profile_cosine : float
-        ``cos(u, g)`` and ``rho``.
+        :math:`\cos(u, g)` and :math:`\rho`.
     lower_bound, upper_bound : float
-        ``rho * min(local)`` and ``rho * max(local)``.
+        :math:`\rho \min_i c_i` and :math:`\rho \max_i c_i`.
     """
 
     optimizer: str
@@ -1014,9 +1036,12 @@ def truncation_step_summary(run: TrainingRun, step: int) -> StepSummary:
     --------
     >>> rng = np.random.default_rng(0)
     >>> x, y = rng.normal(size=(30, 4)), rng.integers(0, 2, size=30)
-    >>> run = train(Adam(0.05), x, y, x, y, steps=5, threshold=0.9, n_hidden=3)
+    >>> run = train(
+    ...     Adam(0.05), x, y, x, y, steps=5, threshold=0.9, n_hidden=3
+    ... )
     >>> summary = truncation_step_summary(run, 4)
-    >>> bool(summary.lower_bound <= summary.global_cosine <= summary.upper_bound)
+    >>> low, high = summary.lower_bound, summary.upper_bound
+    >>> bool(low <= summary.global_cosine <= high)
     True
     >>> bool(np.all(summary.local >= 0.9 - 1e-12))
     True

@@ -1,20 +1,24 @@
 r"""Cosine similarity of whole vectors and of their blocks.
 
-The book's central identity: cut two vectors ``x`` and ``y`` into blocks
-``x = [x_1, ..., x_n]`` and ``y = [y_1, ..., y_n]``. Then
+The book's central identity: cut two vectors :math:`x` and :math:`y` into
+blocks :math:`x = (x_1, \dots, x_n)` and :math:`y = (y_1, \dots, y_n)`. Then
 
 .. math::
 
-    \cos(x, y) = \sum_i w_i \cos(x_i, y_i), \qquad
-    w_i = \frac{\lVert x_i \rVert \lVert y_i \rVert}{\lVert x \rVert \lVert y \rVert},
-    \qquad \sum_i w_i = \rho,
+    \cos(x, y) = \sum_i w_i \cos(x_i, y_i),
+    \qquad
+    w_i = \frac{\|x_i\| \, \|y_i\|}{\|x\| \, \|y\|},
+    \qquad
+    \sum_i w_i = \rho,
 
-where ``rho`` is the cosine between the two vectors of block norms (the *norm
-profiles*). :func:`block_cosines` computes every term of this identity and
-:func:`cosine_bounds` the sharp interval ``[rho * min c_i, rho * max c_i]``.
+where :math:`\rho` is the cosine between the two vectors of block norms (the
+*norm profiles*). :func:`block_cosines` computes every term of this identity
+and :func:`cosine_bounds` the sharp interval
+:math:`[\rho \min_i c_i, \; \rho \max_i c_i]`, with :math:`c_i = \cos(x_i, y_i)`
+the local cosines.
 
-Numerical accuracy and reproducibility
---------------------------------------
+.. rubric:: Numerical accuracy and reproducibility
+
 All sums are accumulated in float64, whatever the input dtype (float16,
 float32, float64, integers, booleans), by one compiled pass (Numba) that reads
 each block once and forms all three sums of a block pair. The order of every
@@ -91,25 +95,27 @@ class _BlockSums:
 
 @dataclass(frozen=True)
 class BlockCosines:
-    """Every term of the block decomposition of a cosine similarity.
+    r"""Every term of the block decomposition of a cosine similarity.
 
     Attributes
     ----------
     names : tuple of str
         Block names: the mapping keys, or ``"0"``, ``"1"``, ... for sequences.
     local : ndarray of shape (n_blocks,)
-        Local cosines ``cos(x_i, y_i)``. ``nan`` where ``x_i`` or ``y_i`` is zero
-        (the cosine is undefined there); such a block has weight 0.
+        Local cosines :math:`c_i = \cos(x_i, y_i)`. ``nan`` where :math:`x_i` or
+        :math:`y_i` is zero (the cosine is undefined there); such a block has
+        weight 0.
     x_norms, y_norms : ndarray of shape (n_blocks,)
-        Euclidean norms of the blocks. A norm larger than the largest float
-        shows as ``inf``; the cosines and weights stay exact regardless.
+        Euclidean norms :math:`\|x_i\|` and :math:`\|y_i\|` of the blocks. A
+        norm larger than the largest float shows as ``inf``; the cosines and
+        weights stay exact regardless.
     weights : ndarray of shape (n_blocks,)
-        ``w_i = ||x_i|| ||y_i|| / (||x|| ||y||)``, nonnegative.
+        :math:`w_i = \|x_i\| \, \|y_i\| / (\|x\| \, \|y\|)`, nonnegative.
     profile_cosine : float
-        ``rho``, the cosine between ``x_norms`` and ``y_norms``; equals
+        :math:`\rho`, the cosine between ``x_norms`` and ``y_norms``; equals
         ``weights.sum()``.
     global_cosine : float
-        ``cos(x, y)`` of the concatenated vectors, computed block by block.
+        :math:`\cos(x, y)` of the concatenated vectors, computed block by block.
         Equals ``sum(weights * local)`` over the blocks with defined local cosine.
     """
 
@@ -125,7 +131,22 @@ class BlockCosines:
         return len(self.names)
 
     def bounds(self) -> tuple[float, float]:
-        """The interval ``cosine_bounds`` gives for these blocks."""
+        r"""The interval :func:`cosine_bounds` gives for these blocks.
+
+        Returns
+        -------
+        (lower, upper) : tuple of float
+            :math:`\rho \min_i c_i` and :math:`\rho \max_i c_i` over the blocks
+            with a defined local cosine.
+
+        Examples
+        --------
+        >>> result = block_cosines([[1.0, 0.0], [2.0]], [[1.0, 1.0], [1.0]])
+        >>> result.local.round(4), round(result.global_cosine, 4)
+        (array([0.7071, 1.    ]), 0.7746)
+        >>> [round(bound, 4) for bound in result.bounds()]
+        [0.6233, 0.8815]
+        """
         return _bounds(self.local, self.x_norms, self.y_norms)
 
 
@@ -381,7 +402,7 @@ def block_cosines(
     x_blocks: Sequence[ArrayLike] | Mapping[Any, ArrayLike],
     y_blocks: Sequence[ArrayLike] | Mapping[Any, ArrayLike],
 ) -> BlockCosines:
-    """Local cosines, block norms, weights and the global cosine of blocked vectors.
+    r"""Local cosines, block norms, weights and the global cosine of blocked vectors.
 
     Parameters
     ----------
@@ -395,7 +416,7 @@ def block_cosines(
     -------
     BlockCosines
         ``local``, ``x_norms``, ``y_norms``, ``weights``, ``profile_cosine``
-        (``rho``) and ``global_cosine``, with
+        (:math:`\rho`) and ``global_cosine``, with
         ``global_cosine == sum(weights * local)`` to rounding.
 
     Raises
@@ -449,10 +470,11 @@ def block_cosines(
 
 
 def cosine(x: ArrayLike, y: ArrayLike) -> float:
-    """Cosine similarity of two arrays of the same shape, flattened.
+    r"""Cosine similarity of two arrays of the same shape, flattened.
 
-    ``cos(x, y) = <x, y> / (||x|| ||y||)``, accumulated in float64 and exact
-    for entries as large as ``1e300`` or as small as ``1e-300``.
+    :math:`\cos(x, y) = \langle x, y \rangle / (\|x\| \, \|y\|)`, accumulated
+    in float64 and exact for entries as large as ``1e300`` or as small as
+    ``1e-300``.
 
     Parameters
     ----------
@@ -462,7 +484,7 @@ def cosine(x: ArrayLike, y: ArrayLike) -> float:
     Returns
     -------
     float
-        The cosine, in ``[-1, 1]``.
+        The cosine, in :math:`[-1, 1]`.
 
     Raises
     ------
@@ -494,35 +516,42 @@ def cosine(x: ArrayLike, y: ArrayLike) -> float:
 
 
 def cosine_bounds(local: ArrayLike, x_norms: ArrayLike, y_norms: ArrayLike) -> tuple[float, float]:
-    """Sharp bounds on the global cosine from the local cosines and the profile cosine.
+    r"""Sharp bounds on the global cosine from the local cosines and the profile cosine.
 
-    With ``rho = cos(x_norms, y_norms)`` and ``c_i`` the local cosines,
+    With :math:`\rho` the cosine between ``x_norms`` and ``y_norms`` and
+    :math:`c_i` the local cosines,
 
-    ``rho * min(c_i) <= cos(x, y) <= rho * max(c_i)``
+    .. math::
 
-    for blocks of any signs. The interval is the exact range of the global
+        \rho \min_i c_i \le \cos(x, y) \le \rho \max_i c_i
+
+    for blocks of any signs (the minimum and maximum run over the blocks that
+    are nonzero on both sides). The interval is the exact range of the global
     cosine over all ways of distributing the block norms that keep the same
-    ``rho`` (chapter 3): each end is approached as the weight concentrates on
+    :math:`\rho` (chapter 3): each end is approached as the weight concentrates on
     the block with the smallest or largest local cosine, and reached exactly
     when all local cosines of nonzero blocks are equal.
 
     Parameters
     ----------
     local : array_like of shape (n_blocks,)
-        Local cosines, each in ``[-1, 1]``. ``nan`` marks a block that is zero
-        in ``x`` or ``y``; such a block must have a zero norm on one side.
+        Local cosines :math:`c_i`, each in :math:`[-1, 1]`. ``nan`` marks a
+        block that is zero in ``x`` or ``y``; such a block must have a zero
+        norm on one side.
     x_norms, y_norms : array_like of shape (n_blocks,)
         Nonnegative block norms.
 
     Returns
     -------
     (lower, upper) : tuple of float
+        :math:`\rho \min_i c_i` and :math:`\rho \max_i c_i`; ``(0.0, 0.0)``
+        if no block is nonzero on both sides.
 
     Raises
     ------
     ValueError
         If the lengths differ, an array is empty, a norm is negative or not
-        finite, a local cosine lies outside ``[-1, 1]``, a ``nan`` local cosine
+        finite, a local cosine lies outside :math:`[-1, 1]`, a ``nan`` local cosine
         sits on a block with both norms nonzero, or a norm profile is all zeros.
 
     Examples
@@ -571,19 +600,24 @@ def _bounds(
 def blocks_with(
     local: ArrayLike, x_norms: ArrayLike, y_norms: ArrayLike
 ) -> tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]]:
-    """Build blocked vectors with prescribed local cosines and block norms.
+    r"""Build blocked vectors with prescribed local cosines and block norms.
 
-    Block ``i`` is two-dimensional: ``x_i = ||x_i|| (1, 0)`` and
-    ``y_i = ||y_i|| (c_i, sqrt(1 - c_i^2))``, so ``cos(x_i, y_i) = c_i``. Any
-    combination of local cosines and norms is realised this way, which is what
-    makes the bounds of chapter 3 sharp.
+    Block :math:`i` is two-dimensional,
+
+    .. math::
+
+        x_i = \|x_i\| \, (1, 0), \qquad
+        y_i = \|y_i\| \, \bigl(c_i, \sqrt{1 - c_i^2}\bigr),
+
+    so :math:`\cos(x_i, y_i) = c_i`. Any combination of local cosines and norms
+    is realised this way, which is what makes the bounds of chapter 3 sharp.
 
     Parameters
     ----------
     local : array_like of shape (n_blocks,)
-        Local cosines, each in ``[-1, 1]``.
+        Local cosines :math:`c_i`, each in :math:`[-1, 1]`.
     x_norms, y_norms : array_like of shape (n_blocks,)
-        Nonnegative block norms.
+        Nonnegative block norms :math:`\|x_i\|` and :math:`\|y_i\|`.
 
     Returns
     -------
@@ -592,13 +626,13 @@ def blocks_with(
     Raises
     ------
     ValueError
-        If the lengths differ, a cosine lies outside ``[-1, 1]``, or a norm is
-        negative or not finite.
+        If the lengths differ, a cosine lies outside :math:`[-1, 1]`, or a norm
+        is negative or not finite.
 
     Examples
     --------
-    >>> x_blocks, y_blocks = blocks_with([0.9, 0.9], [1.0, 0.01], [0.01, 1.0])
-    >>> result = block_cosines(x_blocks, y_blocks)
+    >>> xs, ys = blocks_with([0.9, 0.9], [1.0, 0.01], [0.01, 1.0])
+    >>> result = block_cosines(xs, ys)
     >>> result.local.round(12).tolist(), round(result.global_cosine, 4)
     ([0.9, 0.9], 0.018)
     """
@@ -626,29 +660,37 @@ def blocks_with(
 def profiles_with_cosine(
     rho: float, share: float, n_blocks: int = 2, eta: float = 0.0
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Norm profiles with cosine exactly ``rho`` that move the weight from block 1 to block 2.
+    r"""Norm profiles with cosine exactly ``rho`` that move the weight from block 1 to block 2.
 
-    Blocks 1 and 2 get ``(cos alpha, sin alpha)`` on the x side and
-    ``(cos beta, sin beta)`` on the y side, with ``alpha - beta = delta`` and
-    ``beta = share * (pi/2 - delta)``; any further blocks get the norm ``eta``
-    on both sides. ``delta`` is chosen so that the profile cosine is exactly
-    ``rho``: ``cos(delta) = rho * (1 + m eta**2) - m eta**2`` with
-    ``m = n_blocks - 2``. As ``share`` goes from 0 to 1 the weight of block 1
-    falls from its largest to its smallest value (``rho`` to 0 when
-    ``eta = 0``), so the global cosine sweeps the interval of chapter 3.
-    For ``0 < share < 1`` and ``eta > 0`` every norm is positive.
+    Blocks 1 and 2 get the norms :math:`(\cos\alpha, \sin\alpha)` on the x side
+    and :math:`(\cos\beta, \sin\beta)` on the y side; any further blocks get
+    the norm :math:`\eta` (``eta``) on both sides. With :math:`s` = ``share``
+    and :math:`m` = ``n_blocks - 2``,
+
+    .. math::
+
+        \alpha = \beta + \delta, \qquad
+        \beta = s \, (\pi/2 - \delta), \qquad
+        \cos\delta = \rho \, (1 + m\eta^2) - m\eta^2,
+
+    which makes the profile cosine exactly :math:`\rho`. As ``share`` goes
+    from 0 to 1 the weight of block 1 falls from its largest to its smallest
+    value (:math:`\rho` to 0 when :math:`\eta = 0`), so the global cosine
+    sweeps the interval of chapter 3. For :math:`0 < s < 1` and
+    :math:`\eta > 0` every norm is positive.
 
     Parameters
     ----------
     rho : float
-        Target profile cosine in ``[0, 1]``.
+        Target profile cosine :math:`\rho`, in :math:`[0, 1]`.
     share : float
-        Position of the sweep in ``[0, 1]``.
+        Position :math:`s` of the sweep, in :math:`[0, 1]`.
     n_blocks : int
         Number of blocks, at least 2.
     eta : float
-        Norm of the blocks after the first two (on both sides), nonnegative and
-        small enough that ``rho * (1 + m eta**2) >= m eta**2``.
+        Norm :math:`\eta` of the blocks after the first two (on both sides),
+        nonnegative and small enough that
+        :math:`\rho \, (1 + m\eta^2) \ge m\eta^2`.
 
     Returns
     -------
@@ -665,9 +707,8 @@ def profiles_with_cosine(
     >>> x_norms, y_norms = profiles_with_cosine(0.8, 0.5)
     >>> round(float(x_norms @ y_norms), 6), (x_norms * y_norms).round(4)
     (0.8, array([0.4, 0.4]))
-    >>> x_norms, y_norms = profiles_with_cosine(0.6, 0.3, n_blocks=4, eta=0.05)
-    >>> cos_profiles = x_norms @ y_norms / (np.linalg.norm(x_norms) * np.linalg.norm(y_norms))
-    >>> round(float(cos_profiles), 12)
+    >>> xn, yn = profiles_with_cosine(0.6, 0.3, n_blocks=4, eta=0.1)
+    >>> round(cosine(xn, yn), 12)
     0.6
     """
     # rho lies in [0, 1]: norm profiles are nonnegative.
@@ -698,12 +739,12 @@ def profiles_with_cosine(
 def random_block_pair(
     rng: np.random.Generator, max_blocks: int = 6, max_size: int = 8, min_blocks: int = 1
 ) -> tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]]:
-    """A random pair of blocked vectors with very uneven block scales.
+    r"""A random pair of blocked vectors with very uneven block scales.
 
     The number of blocks, each block's size, its scale on each side (log-uniform
-    over six decades) and how strongly ``y_i`` follows ``x_i`` (or its negative)
-    are all drawn from ``rng``, so that samples cover the whole range of local
-    cosines and of norm profiles.
+    over six decades) and how strongly :math:`y_i` follows :math:`x_i` (or its
+    negative) are all drawn from ``rng``, so that samples cover the whole range
+    of local cosines and of norm profiles.
 
     Parameters
     ----------

@@ -1,7 +1,18 @@
-"""The book's figure style and recurring figure types, so that chapters look alike.
+r"""The book's figure style and recurring figure types, so that chapters look alike.
 
 Every chapter starts with :func:`use_book_style`; figures are then drawn with
-plain Matplotlib calls or with the helpers below.
+plain Matplotlib calls, with the helpers below, or with the figures of one topic:
+
+- :mod:`cosine_book.plotting.blocks`: block cosines, weights and bounds
+  (chapters 2 and 3);
+- :mod:`cosine_book.plotting.correlation`: groups, pooled correlation and
+  Simpson's paradox (chapters 4 and 5);
+- :mod:`cosine_book.plotting.factorization`: cosine matrices of embeddings
+  (chapter 6);
+- :mod:`cosine_book.plotting.optim`: training runs and truncation (chapter 1).
+
+The widgets of :mod:`cosine_book.widgets` draw their figures with these
+functions, so a widget and a chapter figure look alike.
 """
 
 from __future__ import annotations
@@ -15,7 +26,13 @@ from cosine_book._validation import as_float_scalar, as_real_array
 
 __all__ = ["PALETTE", "annotate_bounds", "plot_intervals", "use_book_style"]
 
-#: Colour-blind-safe palette (Okabe and Ito), in the order the book uses it.
+#: Colour-blind-safe palette (Okabe and Ito), one colour per role in every figure.
+#:
+#: ``global`` (blue) is the global cosine, ``local`` (orange) the local cosines,
+#: ``weight`` (green) the weights and the profile cosine, ``bound`` (purple) the
+#: bounds and feasible intervals, ``accent`` (vermillion) highlights and
+#: ``neutral`` (grey) reference lines. The values, in this order followed by
+#: ``sky`` and ``yellow``, are the colour cycle set by :func:`use_book_style`.
 PALETTE: dict[str, str] = {
     "global": "#0072B2",  # blue: the global cosine
     "local": "#E69F00",  # orange: local (per-block) cosines
@@ -115,10 +132,11 @@ def plot_intervals(
     interval_label: str = "bounds",
     value_label: str = "value",
 ) -> None:
-    """Draw one vertical interval per case with its value as a dot, cases side by side.
+    r"""Draw one vertical interval per case with its value as a dot, cases side by side.
 
     Useful to show many computed values against their theoretical intervals at
-    once (for example sampled global cosines against ``[rho * min c, rho * max c]``).
+    once (for example sampled global cosines against their bounds
+    :math:`[\rho \min_i c_i, \rho \max_i c_i]`).
 
     Parameters
     ----------
@@ -141,8 +159,10 @@ def plot_intervals(
     >>> import matplotlib.pyplot as plt
     >>> fig, ax = plt.subplots()
     >>> plot_intervals(ax, [-0.5, 0.1], [0.5, 0.3], [0.2, 0.25])
-    >>> len(ax.collections), len(ax.lines)  # the intervals; the dots and the zero line
-    (1, 2)
+    >>> len(ax.collections)  # the intervals
+    1
+    >>> len(ax.lines)  # the dots and the zero line
+    2
     >>> plt.close(fig)
     """
     low, high, value = (

@@ -15,10 +15,11 @@ __all__ = ["block_cosines_figure", "draw_block_cosines"]
 
 
 def draw_block_cosines(fig: Figure, summary: BlockCosines, names: Sequence[str] = ()) -> None:
-    """Draw local cosines, weights and the feasible interval of blocked vectors.
+    r"""Draw local cosines, weights and the feasible interval of blocked vectors.
 
-    Left: one group of bars per block (local cosine, weight). Right: the
-    interval ``[rho * min c_i, rho * max c_i]``, the global cosine inside it,
+    Left: one group of bars per block (local cosine :math:`c_i`, weight
+    :math:`w_i`). Right: the interval
+    :math:`[\rho \min_i c_i, \rho \max_i c_i]`, the global cosine inside it,
     and the range of the local cosines for comparison.
 
     Parameters
@@ -77,7 +78,8 @@ def block_cosines_figure(summary: BlockCosines, names: Sequence[str] = ()) -> Fi
     Examples
     --------
     >>> from cosine_book.similarity import block_cosines
-    >>> fig = block_cosines_figure(block_cosines([[1.0], [2.0]], [[1.0], [-1.0]]))
+    >>> summary = block_cosines([[1.0], [2.0]], [[1.0], [-1.0]])
+    >>> fig = block_cosines_figure(summary)
     >>> len(fig.axes)
     2
     >>> plt.close(fig)

@@ -93,7 +93,8 @@ def draw_grouped_scatter(
     Examples
     --------
     >>> fig, ax = plt.subplots()
-    >>> result = draw_grouped_scatter(ax, [0, 1, 2, 3], [1, 2, 0, 1], ["a", "a", "b", "b"])
+    >>> x, y, groups = [0, 1, 2, 3], [1, 2, 0, 1], ["a", "a", "b", "b"]
+    >>> result = draw_grouped_scatter(ax, x, y, groups)
     >>> round(result.pooled, 3), len(ax.lines)
     (-0.316, 3)
     >>> plt.close(fig)
@@ -144,7 +145,8 @@ def draw_decomposition(ax: Axes, result: GroupedCorrelation) -> None:
     Examples
     --------
     >>> fig, ax = plt.subplots()
-    >>> draw_decomposition(ax, grouped_correlation([0, 1, 2, 3], [1, 2, 0, 1], [0, 0, 1, 1]))
+    >>> x, y = [0, 1, 2, 3], [1, 2, 0, 1]
+    >>> draw_decomposition(ax, grouped_correlation(x, y, [0, 0, 1, 1]))
     >>> [label.get_text() for label in ax.get_xticklabels()][-3:]
     ['within part', 'between part', 'pooled r']
     >>> plt.close(fig)
@@ -189,7 +191,8 @@ def draw_group_means(ax: Axes, result: GroupedCorrelation, *, bubble_scale: floa
     Examples
     --------
     >>> fig, ax = plt.subplots()
-    >>> draw_group_means(ax, grouped_correlation([0, 1, 2, 3], [1, 2, 0, 1], ["a", "a", "b", "b"]))
+    >>> x, y, groups = [0, 1, 2, 3], [1, 2, 0, 1], ["a", "a", "b", "b"]
+    >>> draw_group_means(ax, grouped_correlation(x, y, groups))
     >>> [text.get_text() for text in ax.texts]
     ['a', 'b']
     >>> plt.close(fig)
@@ -289,7 +292,9 @@ def draw_offset_sweep(
     >>> gaps = np.linspace(-8.0, 8.0, 9)
     >>> pooled, zero_gap = offset_sweep(gaps)
     >>> fig, ax = plt.subplots()
-    >>> draw_offset_sweep(ax, gaps, pooled, zero_gap, y_gap=-3.0, current=-0.446)
+    >>> draw_offset_sweep(
+    ...     ax, gaps, pooled, zero_gap, y_gap=-3.0, current=-0.446
+    ... )
     >>> ax.get_legend().get_texts()[-1].get_text()
     'sign flips at -1.07'
     >>> plt.close(fig)
@@ -344,7 +349,8 @@ def decomposition_figure(
 
     Examples
     --------
-    >>> fig = decomposition_figure([0, 1, 2, 3], [1, 2, 0, 1], ["a", "a", "b", "b"])
+    >>> x, y, groups = [0, 1, 2, 3], [1, 2, 0, 1], ["a", "a", "b", "b"]
+    >>> fig = decomposition_figure(x, y, groups)
     >>> len(fig.axes)
     2
     >>> plt.close(fig)
@@ -394,8 +400,11 @@ def simpson_figure(
 
     Examples
     --------
-    >>> from cosine_book.correlation import GroupSpec, offset_sweep, two_group_sample
-    >>> x, y, g = two_group_sample(GroupSpec(40, 0, 0, 1, 0.8), GroupSpec(40, 3, -3, 1, 0.8))
+    >>> from cosine_book.correlation import GroupSpec, offset_sweep
+    >>> from cosine_book.correlation import two_group_sample
+    >>> first = GroupSpec(40, 0, 0, 1, 0.8)
+    >>> second = GroupSpec(40, 3, -3, 1, 0.8)
+    >>> x, y, g = two_group_sample(first, second)
     >>> gaps = np.linspace(-8.0, 8.0, 9)
     >>> pooled, zero_gap = offset_sweep(gaps)
     >>> fig = simpson_figure(

@@ -52,7 +52,8 @@ def draw_truncation_step(run: TrainingRun, step: int, fig: Figure | None = None)
     >>> from cosine_book.optim import SGD, train
     >>> rng = np.random.default_rng(0)
     >>> x, y = rng.normal(size=(20, 3)), rng.integers(0, 2, size=20)
-    >>> fig = draw_truncation_step(train(SGD(0.1), x, y, x, y, steps=4, n_hidden=2), 2)
+    >>> run = train(SGD(0.1), x, y, x, y, steps=4, n_hidden=2)
+    >>> fig = draw_truncation_step(run, 2)
     >>> len(fig.axes)
     2
     >>> plt.close(fig)
@@ -122,7 +123,8 @@ def plot_cosines_over_training(runs: Mapping[str, TrainingRun]) -> Figure:
     >>> from cosine_book.optim import SGD, train
     >>> rng = np.random.default_rng(0)
     >>> x, y = rng.normal(size=(20, 3)), rng.integers(0, 2, size=20)
-    >>> fig = plot_cosines_over_training({"SGD": train(SGD(0.1), x, y, x, y, steps=4)})
+    >>> runs = {"SGD": train(SGD(0.1), x, y, x, y, steps=4)}
+    >>> fig = plot_cosines_over_training(runs)
     >>> len(fig.axes)
     1
     >>> plt.close(fig)
@@ -143,16 +145,19 @@ def plot_cosines_over_training(runs: Mapping[str, TrainingRun]) -> Figure:
 
 
 def plot_weights_and_profiles(run: TrainingRun, step: int) -> Figure:
-    """Left: the weights ``w_i`` stacked over the steps, their sum ``rho``, the global cosine.
+    r"""Weights of the block identity over a run, and the two norm profiles at one step.
 
-    Right: the two norm profiles (each divided by its length) at ``step``.
+    Left: the weights :math:`w_i` stacked over the steps, their sum
+    :math:`\rho`, and the global cosine. Right: the two norm profiles (each
+    divided by its length) at ``step``.
 
     Examples
     --------
     >>> from cosine_book.optim import Adam, train
     >>> rng = np.random.default_rng(0)
     >>> x, y = rng.normal(size=(20, 3)), rng.integers(0, 2, size=20)
-    >>> fig = plot_weights_and_profiles(train(Adam(0.1), x, y, x, y, steps=4), 2)
+    >>> run = train(Adam(0.1), x, y, x, y, steps=4)
+    >>> fig = plot_weights_and_profiles(run, 2)
     >>> len(fig.axes)
     2
     >>> plt.close(fig)
@@ -190,7 +195,11 @@ def plot_weights_and_profiles(run: TrainingRun, step: int) -> Figure:
 
 
 def plot_truncation_run(run: TrainingRun) -> Figure:
-    """A truncated run: smallest local cosine, global cosine, the bound ``rho * lambda``, ``rho``.
+    r"""A truncated run: smallest local cosine, global cosine, :math:`\rho` and its bound.
+
+    Over the steps: the smallest local cosine, the threshold :math:`\lambda`,
+    the global cosine, :math:`\rho` and the lower bound :math:`\rho \lambda`
+    of the global cosine.
 
     Raises
     ------
@@ -202,7 +211,8 @@ def plot_truncation_run(run: TrainingRun) -> Figure:
     >>> from cosine_book.optim import Adam, train
     >>> rng = np.random.default_rng(0)
     >>> x, y = rng.normal(size=(20, 3)), rng.integers(0, 2, size=20)
-    >>> fig = plot_truncation_run(train(Adam(0.1), x, y, x, y, steps=4, threshold=0.9))
+    >>> run = train(Adam(0.1), x, y, x, y, steps=4, threshold=0.9)
+    >>> fig = plot_truncation_run(run)
     >>> len(fig.axes)
     1
     >>> plt.close(fig)

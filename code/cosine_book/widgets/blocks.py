@@ -81,10 +81,11 @@ TWO_BLOCKS = WidgetSpec(
 
 
 def bounds_spec(local: Sequence[float] = (0.9, 0.5, -0.3)) -> WidgetSpec:
-    """Chapter 3: three blocks' norm profiles and local cosines, and the interval.
+    r"""Chapter 3: three blocks' norm profiles and local cosines, and the interval.
 
-    Presets the chapter refers to: ``equal norms`` (rho = 1), ``x in block 1,
-    y in block 3`` (rho near 0) and ``all negative`` (local cosines -0.9, -0.5, -0.3).
+    Presets the chapter refers to: ``equal norms`` (:math:`\rho = 1`),
+    ``x in block 1, y in block 3`` (:math:`\rho` near 0) and ``all negative``
+    (local cosines -0.9, -0.5, -0.3).
     """
     if len(local) != 3:
         raise ValueError(f"the bounds widget shows three blocks; got {len(local)} local cosines")

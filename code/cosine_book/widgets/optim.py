@@ -35,8 +35,9 @@ __all__ = [
     "truncation_state",
 ]
 
-#: The threshold control's value for "no truncation" (the run's threshold ``None``).
-#: A menu cannot show ``None`` as a selected value, so the control uses this label.
+#: The string ``"off"``, the threshold control's value for no truncation (the run's
+#: threshold ``None``). A menu cannot show ``None`` as a selected value, so the control
+#: uses this label.
 OFF = "off"
 
 #: Presets of chapter 1's text, label -> control values (the others stay at their defaults).
@@ -108,7 +109,8 @@ def truncation_state(
     >>> rng = np.random.default_rng(0)
     >>> x, y = rng.normal(size=(30, 4)), rng.integers(0, 2, size=30)
     >>> data = SimpleNamespace(x_train=x, y_train=y, x_test=x, y_test=y)
-    >>> runs = run_grid(data, (None, 0.9), optimizers={"Adam": Adam(0.05)}, steps=5)
+    >>> optimizers = {"Adam": Adam(0.05)}
+    >>> runs = run_grid(data, (None, 0.9), optimizers=optimizers, steps=5)
     >>> view = truncation_state(runs, "Adam", 0.9, 4.0)
     >>> view.summary.step, view.summary.threshold
     (4, 0.9)
@@ -207,8 +209,10 @@ def truncation_spec(
     >>> rng = np.random.default_rng(0)
     >>> x, y = rng.normal(size=(30, 4)), rng.integers(0, 2, size=30)
     >>> data = SimpleNamespace(x_train=x, y_train=y, x_test=x, y_test=y)
-    >>> runs = run_grid(data, (None, 0.9), optimizers={"Adam": Adam(0.05)}, steps=25)
-    >>> spec = truncation_spec(runs, step=12, presets={"no truncation": {"threshold": "off"}})
+    >>> optimizers = {"Adam": Adam(0.05)}
+    >>> runs = run_grid(data, (None, 0.9), optimizers=optimizers, steps=25)
+    >>> presets = {"no truncation": {"threshold": "off"}}
+    >>> spec = truncation_spec(runs, step=12, presets=presets)
     >>> spec.controls[2].values()
     (0.0, 10.0, 12.0, 20.0, 24.0)
     >>> len(spec.settings())
