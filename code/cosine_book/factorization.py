@@ -1,51 +1,56 @@
 r"""Linear matrix factorisation: closed forms, rescaling freedom, cosine matrices.
 
 The model of Steck, Ekanadham and Kallus (2024) approximates a user-item
-matrix ``X`` (``n`` users by ``p`` items) by ``X A B^T`` with ``A, B`` of shape
-``(p, k)``. Item embeddings are the rows of ``B``, user embeddings the rows of
-``X A``. Two training objectives have closed-form minimisers built from the
-right singular vectors ``V`` and singular values ``sigma`` of ``X``:
+matrix :math:`X` (:math:`n` users by :math:`p` items) by :math:`XAB^\top` with
+:math:`A, B` of shape ``(p, k)``. Item embeddings are the rows of :math:`B`,
+user embeddings the rows of :math:`XA`. Two training objectives have
+closed-form minimisers built from the right singular vectors :math:`V` and
+singular values :math:`\sigma` of :math:`X`:
 
 .. math::
 
-    \text{(1)}\quad \lVert X - XAB^\top\rVert_F^2 + \lambda\lVert AB^\top\rVert_F^2,
-    \qquad \hat A = \hat B = V_k\,\mathrm{diag}\big(1/(1+\lambda/\sigma_i^2)\big)^{1/2},
+    & \text{(1)}\quad \min_{A, B}\; \|X - XAB^\top\|_F^2 + \lambda \|AB^\top\|_F^2,
 
-    \text{(2)}\quad \lVert X - XAB^\top\rVert_F^2
-    + \lambda\big(\lVert XA\rVert_F^2 + \lVert B\rVert_F^2\big),
-    \qquad \hat A = V_k\,\mathrm{diag}\big(\sqrt{(\sigma_i-\lambda)_+}/\sigma_i\big),\;
-    \hat B = V_k\,\mathrm{diag}\big(\sqrt{(\sigma_i-\lambda)_+}\big).
+    & \qquad \hat A = \hat B = V_k \, \mathrm{diag}\bigl(1 / (1 + \lambda / \sigma_i^2)\bigr)^{1/2};
 
-Objective (1) only pins down the product ``A B^T``: every ``(A D, B D^{-1})``
-with ``D`` diagonal and invertible is optimal too (:func:`rescale`), and the
-cosine similarities of the embeddings (:func:`cosine_matrix`) change with ``D``.
-:func:`rescaling_update` computes them, with their cluster recovery and the
-(unchanged) predictions, for ``D = diag(f)^alpha``: the state of chapter 6's widget.
+    & \text{(2)}\quad \min_{A, B}\; \|X - XAB^\top\|_F^2
+    + \lambda \bigl(\|XA\|_F^2 + \|B\|_F^2\bigr),
 
-How the spectrum is computed
-----------------------------
-``V`` and ``sigma`` come from the eigendecomposition of the ``p x p`` Gram
-matrix ``X^T X`` (:func:`gram_spectrum`, with :func:`numpy.linalg.eigh`), never
-from a thin SVD of the tall ``X``: for 20,000 users and 1,000 items that is
-about ten times faster (``benchmarks/bench_factorization.py`` times both, and
-SciPy's ``eigh`` drivers). Tiny
-negative eigenvalues from rounding are clipped to zero, eigenpairs are sorted
-by descending singular value, and each eigenvector's sign is fixed so that its
-largest-magnitude entry is positive; outputs are thus deterministic.
+    & \qquad \hat A = V_k \, \mathrm{diag}\bigl(\sqrt{(\sigma_i - \lambda)_+} / \sigma_i\bigr),
+    \quad \hat B = V_k \, \mathrm{diag}\bigl(\sqrt{(\sigma_i - \lambda)_+}\bigr).
 
-Any scale of ``X``
-------------------
-When the largest entry of ``X`` lies outside ``[2**-100, 2**100]`` (about
-``[8e-31, 1.3e30]``), ``X^T X`` is formed from ``X`` divided by a power of four,
-which is exact, and the singular values are multiplied back; the closed forms,
-cosines and the alternating solver work in those units too. So entries near
-``1e200`` or ``1e-170`` give the right answer instead of an overflow or a
-silent zero, and inside the range nothing is rescaled (results are unchanged
-bit for bit). Cosine matrices divide each row by a power of two near its
-largest entry before normalising it.
+Objective (1) only pins down the product :math:`AB^\top`: every
+:math:`(AD, BD^{-1})` with :math:`D` diagonal and invertible is optimal too
+(:func:`rescale`), and the cosine similarities of the embeddings
+(:func:`cosine_matrix`) change with :math:`D`. :func:`rescaling_update`
+computes them, with their cluster recovery and the (unchanged) predictions,
+for :math:`D = \mathrm{diag}(f)^\alpha`: the state of chapter 6's widget.
 
-Determinism
------------
+.. rubric:: How the spectrum is computed
+
+:math:`V` and :math:`\sigma` come from the eigendecomposition of the
+:math:`p \times p` Gram matrix :math:`X^\top X` (:func:`gram_spectrum`, with
+:func:`numpy.linalg.eigh`), never from a thin SVD of the tall :math:`X`: for
+20,000 users and 1,000 items that is about ten times faster
+(``benchmarks/bench_factorization.py`` times both, and SciPy's ``eigh``
+drivers). Tiny negative eigenvalues from rounding are clipped to zero,
+eigenpairs are sorted by descending singular value, and each eigenvector's
+sign is fixed so that its largest-magnitude entry is positive; outputs are
+thus deterministic.
+
+.. rubric:: Any scale of X
+
+When the largest entry of :math:`X` lies outside ``[2**-100, 2**100]`` (about
+``[8e-31, 1.3e30]``), :math:`X^\top X` is formed from :math:`X` divided by a
+power of four, which is exact, and the singular values are multiplied back;
+the closed forms, cosines and the alternating solver work in those units too.
+So entries near ``1e200`` or ``1e-170`` give the right answer instead of an
+overflow or a silent zero, and inside the range nothing is rescaled (results
+are unchanged bit for bit). Cosine matrices divide each row by a power of two
+near its largest entry before normalising it.
+
+.. rubric:: Determinism
+
 Vector sums are NumPy sums in a fixed (pairwise) order, ties are broken in a
 documented way (:func:`cluster_recovery`, :func:`cluster_order`), and only
 matrix products and the eigendecomposition use BLAS/LAPACK, whose last bits
@@ -243,12 +248,12 @@ def _ldexp_scalar(value: float, exponent: int) -> float:
 
 @dataclass(frozen=True)
 class Spectrum:
-    """Singular values and right singular vectors of a matrix ``X``.
+    r"""Singular values and right singular vectors of a matrix :math:`X`.
 
     Attributes
     ----------
     singular_values : ndarray of shape (p,)
-        ``sigma_1 >= sigma_2 >= ... >= 0``.
+        :math:`\sigma_1 \ge \sigma_2 \ge \dots \ge 0`.
     vectors : ndarray of shape (p, p)
         Right singular vectors as columns, each with its largest-magnitude entry
         positive.
@@ -291,7 +296,7 @@ def _gram_in_units(X: NDArray[np.float64] | scipy.sparse.csr_array) -> NDArray[n
 
 
 def gram(X: Matrix) -> NDArray[np.float64]:
-    """Return the item Gram matrix ``X^T X`` as a dense float64 array.
+    r"""Return the item Gram matrix :math:`X^\top X` as a dense float64 array.
 
     Parameters
     ----------
@@ -306,9 +311,9 @@ def gram(X: Matrix) -> NDArray[np.float64]:
     ------
     ValueError
         For input that is not a finite real matrix (see
-        ``cosine_book._validation.as_real_matrix``), and when ``X^T X``
+        ``cosine_book._validation.as_real_matrix``), and when :math:`X^\top X`
         overflows float64 (entries of ``X`` beyond about ``1e154``). Tiny entries
-        are fine: ``X^T X`` is formed in scaled units and products below the
+        are fine: :math:`X^\top X` is formed in scaled units and products below the
         float64 range round to zero.
 
     Examples
@@ -358,7 +363,7 @@ def _spectrum(X: NDArray[np.float64] | scipy.sparse.csr_array) -> Spectrum:
 
 
 def gram_spectrum(X: Matrix) -> Spectrum:
-    """Singular values and right singular vectors of ``X`` from the Gram matrix ``X^T X``.
+    r"""Singular values and right singular vectors of ``X`` from its Gram matrix :math:`X^\top X`.
 
     Works at any scale of ``X`` (see the module notes): entries near ``1e200``
     or ``1e-170`` give the singular values in the units of ``X``.
@@ -399,7 +404,9 @@ def _shrinkage(singular_values: NDArray[np.float64], lam: float) -> NDArray[np.f
 
 
 def dropout_shrinkage(singular_values: ArrayLike, lam: float) -> NDArray[np.float64]:
-    """Shrinkage factors ``1 / (1 + lam / sigma_i^2)`` of objective 1 (0 where ``sigma_i = 0``).
+    r"""Shrinkage factors :math:`f_i = 1 / (1 + \lambda / \sigma_i^2)` of objective 1.
+
+    Here :math:`\lambda` is ``lam``, and :math:`f_i = 0` where :math:`\sigma_i = 0`.
 
     Parameters
     ----------
@@ -416,7 +423,10 @@ def dropout_shrinkage(singular_values: ArrayLike, lam: float) -> NDArray[np.floa
     --------
     >>> dropout_shrinkage([10.0, 1.0, 0.0], lam=1.0).round(4).tolist()
     [0.9901, 0.5, 0.0]
-    >>> dropout_shrinkage([1e200, 0.0], lam=1e300).tolist()  # sigma^2 = 1e400: any scale
+
+    Any scale works (here :math:`\sigma_1^2 = 10^{400}`):
+
+    >>> dropout_shrinkage([1e200, 0.0], lam=1e300).tolist()
     [1.0, 0.0]
     """
     lam = _check_lam(lam)
@@ -456,9 +466,16 @@ def _objective2(
 def fit_objective1(
     X: Matrix | Spectrum, lam: float, k: int | None = None
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    r"""Minimise ``||X - X A B^T||_F^2 + lam ||A B^T||_F^2`` over ``A, B`` of rank ``k``.
+    r"""Fit objective 1 in closed form: the symmetric minimiser with ``k`` columns.
 
-    Returns the symmetric solution ``A = B = V_k diag(1/(1 + lam/sigma_i^2))^{1/2}``.
+    Objective 1, with :math:`\lambda` = ``lam``, is
+
+    .. math::
+
+        \min_{A, B}\; \|X - XAB^\top\|_F^2 + \lambda \|AB^\top\|_F^2.
+
+    Returns the symmetric solution
+    :math:`A = B = V_k \, \mathrm{diag}\bigl(1 / (1 + \lambda / \sigma_i^2)\bigr)^{1/2}`.
     Every ``rescale(A, B, d)`` with nonzero ``d`` is optimal too.
 
     Parameters
@@ -467,7 +484,7 @@ def fit_objective1(
         The ``(n_users, n_items)`` data (finite, real, any scale), or its
         precomputed :class:`Spectrum`.
     lam : float
-        Regularisation strength, positive (in the units of ``sigma^2``).
+        Regularisation strength, positive (in the units of :math:`\sigma_i^2`).
     k : int, optional
         Embedding dimension, ``1 <= k <= n_items``; default ``n_items`` (full rank).
 
@@ -481,10 +498,13 @@ def fit_objective1(
     >>> A, B = fit_objective1(X, lam=0.5, k=2)
     >>> A.shape, bool(np.allclose(A, B))
     ((3, 2), True)
-    >>> gradient_A, gradient_B = objective1_gradient(X, A, B, lam=0.5)
-    >>> bool(np.abs(gradient_A).max() < 1e-12 and np.abs(gradient_B).max() < 1e-12)
+    >>> gradients = objective1_gradient(X, A, B, lam=0.5)
+    >>> bool(max(np.abs(g).max() for g in gradients) < 1e-12)
     True
-    >>> A_big, _ = fit_objective1(1e100 * X, lam=0.5e200, k=2)  # X and lam in other units
+
+    ``X`` and ``lam`` in other units give the same factors:
+
+    >>> A_big, _ = fit_objective1(1e100 * X, lam=0.5e200, k=2)
     >>> bool(np.allclose(A_big, A, atol=1e-15))
     True
     """
@@ -498,13 +518,26 @@ def fit_objective1(
 def fit_objective2(
     X: Matrix | Spectrum, lam: float, k: int
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    r"""Minimise ``||X - X A B^T||_F^2 + lam (||X A||_F^2 + ||B||_F^2)`` over ``A, B``.
+    r"""Fit objective 2 in closed form (unique up to a rotation of the embeddings).
 
-    The solution is ``A = V_k diag(sqrt((sigma_i - lam)_+) / sigma_i)``,
-    ``B = V_k diag(sqrt((sigma_i - lam)_+))``: the predictions ``X A B^T`` are
-    the singular values of ``X`` soft-thresholded by ``lam``. It is unique up to a
-    rotation of the embedding space (when the top ``k + 1`` singular values are
-    distinct), so cosine similarities are unique.
+    Objective 2, with :math:`\lambda` = ``lam``, is
+
+    .. math::
+
+        \min_{A, B}\; \|X - XAB^\top\|_F^2
+        + \lambda \bigl(\|XA\|_F^2 + \|B\|_F^2\bigr).
+
+    The solution is
+
+    .. math::
+
+        A = V_k \, \mathrm{diag}\bigl(\sqrt{(\sigma_i - \lambda)_+} / \sigma_i\bigr),
+        \quad B = V_k \, \mathrm{diag}\bigl(\sqrt{(\sigma_i - \lambda)_+}\bigr):
+
+    the predictions :math:`XAB^\top` are :math:`X` with its singular values
+    soft-thresholded by :math:`\lambda`. It is unique up to a rotation of the
+    embedding space (when the top :math:`k + 1` singular values are distinct),
+    so cosine similarities are unique.
 
     Parameters
     ----------
@@ -512,20 +545,21 @@ def fit_objective2(
         The ``(n_users, n_items)`` data (finite, real, any scale), or its
         precomputed :class:`Spectrum`.
     lam : float
-        Regularisation strength, positive. Compare with ``sigma_i``, not ``sigma_i^2``.
+        Regularisation strength, positive. Compare with :math:`\sigma_i`, not
+        :math:`\sigma_i^2`.
     k : int
         Embedding dimension, ``1 <= k <= n_items``.
 
     Returns
     -------
     A, B : ndarray of shape (n_items, k)
-        Columns with ``sigma_i <= lam`` are zero.
+        Columns with :math:`\sigma_i \le \lambda` are zero.
 
     Examples
     --------
     >>> X = np.diag([5.0, 2.0, 1.0])
     >>> A, B = fit_objective2(X, lam=1.5, k=3)
-    >>> np.diag(X @ A @ B.T).round(4).tolist()  # (sigma - lam)_+
+    >>> np.diag(X @ A @ B.T).round(4).tolist()  # (sigma_i - lam)_+
     [3.5, 0.5, 0.0]
     """
     lam = _check_lam(lam)
@@ -552,17 +586,18 @@ def _rescale(
 def rescale(
     A: ArrayLike, B: ArrayLike, d: ArrayLike
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Rescale the latent dimensions: return ``(A diag(d), B diag(1/d))``.
+    r"""Rescale the latent dimensions: return :math:`(AD, BD^{-1})`, :math:`D = \mathrm{diag}(d)`.
 
-    The product ``A B^T``, hence every prediction ``X A B^T``, is unchanged.
+    The product :math:`AB^\top`, hence every prediction :math:`XAB^\top`, is
+    unchanged.
 
     Parameters
     ----------
     A, B : array_like of shape (n_items, k)
         Finite real matrices of the same shape.
     d : array_like of shape (k,)
-        Diagonal of ``D``: finite, nonzero, and with a finite reciprocal
-        (``|d_i| >= 5.6e-309``).
+        Diagonal of :math:`D`: finite, nonzero, and with a finite reciprocal
+        (:math:`|d_i| \ge 5.6 \cdot 10^{-309}`).
 
     Returns
     -------
@@ -585,7 +620,7 @@ def rescale(
     >>> rescale(A, A, [1.0, 1e-310])
     Traceback (most recent call last):
     ...
-    ValueError: d[1] = 1e-310 has no finite reciprocal; expected |d_i| >= 5.56e-309 ...
+    ValueError: d[1] = 1e-310 has no finite reciprocal; ...
     """
     A, B = _check_factors(A, B)
     d = as_real_array(d, "d", ndim=1).astype(np.float64, copy=False)
@@ -688,7 +723,7 @@ def _checked_gradient(
 
 
 def objective1_loss(X: Matrix, A: ArrayLike, B: ArrayLike, lam: float) -> float:
-    """Value of ``||X - X A B^T||_F^2 + lam ||A B^T||_F^2``.
+    r"""Value of :math:`\|X - XAB^\top\|_F^2 + \lambda \|AB^\top\|_F^2` (:math:`\lambda` = ``lam``).
 
     Raises ``ValueError`` for bad input and when the value overflows float64.
 
@@ -702,7 +737,9 @@ def objective1_loss(X: Matrix, A: ArrayLike, B: ArrayLike, lam: float) -> float:
 
 
 def objective2_loss(X: Matrix, A: ArrayLike, B: ArrayLike, lam: float) -> float:
-    """Value of ``||X - X A B^T||_F^2 + lam (||X A||_F^2 + ||B||_F^2)``.
+    r"""Value of :math:`\|X - XAB^\top\|_F^2 + \lambda (\|XA\|_F^2 + \|B\|_F^2)`.
+
+    Here :math:`\lambda` is ``lam``.
 
     Raises ``ValueError`` for bad input and when the value overflows float64.
 
@@ -718,15 +755,22 @@ def objective2_loss(X: Matrix, A: ArrayLike, B: ArrayLike, lam: float) -> float:
 def objective1_gradient(
     X: Matrix, A: ArrayLike, B: ArrayLike, lam: float
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Gradient ``(dL/dA, dL/dB)`` of objective 1.
+    r"""Gradient :math:`(\partial L / \partial A, \partial L / \partial B)` of objective 1.
 
-    With ``G = X^T X`` and ``W = A B^T``, ``dL/dW = 2 (G W - G + lam W)``.
+    With :math:`G = X^\top X` and :math:`W = AB^\top`,
+
+    .. math::
+
+        \frac{\partial L}{\partial W} = 2 (GW - G + \lambda W), \quad
+        \frac{\partial L}{\partial A} = \frac{\partial L}{\partial W} B, \quad
+        \frac{\partial L}{\partial B} = \Bigl(\frac{\partial L}{\partial W}\Bigr)^{\!\top} A.
 
     Examples
     --------
     >>> X = np.eye(2)
     >>> A, B = fit_objective1(X, lam=1.0)
-    >>> [float(np.abs(g).max().round(8)) for g in objective1_gradient(X, A, B, lam=1.0)]
+    >>> gradients = objective1_gradient(X, A, B, lam=1.0)
+    >>> [float(np.abs(g).max().round(8)) for g in gradients]
     [0.0, 0.0]
     """
     return _checked_gradient(X, A, B, lam, 1)
@@ -735,13 +779,14 @@ def objective1_gradient(
 def objective2_gradient(
     X: Matrix, A: ArrayLike, B: ArrayLike, lam: float
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Gradient ``(dL/dA, dL/dB)`` of objective 2.
+    r"""Gradient :math:`(\partial L / \partial A, \partial L / \partial B)` of objective 2.
 
     Examples
     --------
     >>> X = np.diag([3.0, 2.0])
     >>> A, B = fit_objective2(X, lam=1.0, k=2)
-    >>> [float(np.abs(g).max().round(8)) for g in objective2_gradient(X, A, B, lam=1.0)]
+    >>> gradients = objective2_gradient(X, A, B, lam=1.0)
+    >>> [float(np.abs(g).max().round(8)) for g in gradients]
     [0.0, 0.0]
     """
     return _checked_gradient(X, A, B, lam, 2)
@@ -847,17 +892,20 @@ def fit_alternating(
 
 @dataclass(frozen=True)
 class ClosedFormCheck:
-    """Evidence that a closed form minimises its objective (see :func:`closed_form_check`).
+    r"""Evidence that a closed form minimises its objective (see :func:`closed_form_check`).
 
     Attributes
     ----------
     gradient : float
-        Largest absolute gradient entry at the closed form, divided by ``||X||_F^2``.
+        Largest absolute gradient entry at the closed form, divided by
+        :math:`\|X\|_F^2`.
     loss_rise : float
-        Smallest loss increase over the random perturbations, divided by ``||X||_F^2``
-        (positive if no perturbation lowered the loss).
+        Smallest loss increase over the random perturbations, divided by
+        :math:`\|X\|_F^2` (positive if no perturbation lowered the loss).
     iterative_gap : float
-        ``max |A B^T - A_iter B_iter^T|`` against :func:`fit_alternating` from a random start.
+        :math:`\max |AB^\top - A_\mathrm{iter} B_\mathrm{iter}^\top|`, with
+        :math:`(A_\mathrm{iter}, B_\mathrm{iter})` from :func:`fit_alternating`
+        (a random start).
     """
 
     gradient: float
@@ -912,8 +960,12 @@ def closed_form_check(
     Examples
     --------
     >>> X = np.random.default_rng(0).random((30, 5))
-    >>> check = closed_form_check(X, lam=0.5, k=2, objective=2, n_perturbations=5)
-    >>> bool(check.gradient < 1e-12 and check.loss_rise > 0 and check.iterative_gap < 1e-8)
+    >>> check = closed_form_check(
+    ...     X, lam=0.5, k=2, objective=2, n_perturbations=5
+    ... )
+    >>> bool(check.gradient < 1e-12 and check.loss_rise > 0)
+    True
+    >>> bool(check.iterative_gap < 1e-8)
     True
     """
     objective = _check_objective(objective)
@@ -992,9 +1044,11 @@ def _self_cosines(unit: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def cosine_matrix(E: ArrayLike, F: ArrayLike | None = None) -> NDArray[np.float64]:
-    """Cosine similarities between the rows of ``E`` (and those of ``F`` if given).
+    r"""Cosine similarities between the rows of ``E`` (and those of ``F`` if given).
 
-    ``Omega_E E F^T Omega_F`` where ``Omega`` rescales each row to unit length.
+    The matrix :math:`\Omega_E E F^\top \Omega_F`, where the diagonal matrices
+    :math:`\Omega_E` and :math:`\Omega_F` scale each row of :math:`E` and
+    :math:`F` to unit length.
     Each row is first divided by a power of two near its largest entry, so rows
     near ``1e200`` or ``1e-170`` (or subnormal) give the same cosines as rows
     near 1. Without ``F`` the result is symmetric bit for bit with diagonal
@@ -1099,17 +1153,18 @@ def _prediction_cosines(
 def prediction_item_cosines(
     X: Matrix, A: ArrayLike, B: ArrayLike, *, gram_matrix: ArrayLike | None = None
 ) -> NDArray[np.float64]:
-    """Item-item cosines of the columns of the predictions ``X A B^T`` (the original space).
+    r"""Item-item cosines of the columns of the predictions :math:`XAB^\top` (the original space).
 
-    Computed from ``W^T (X^T X) W`` with ``W = A B^T``, so the ``n_users x n_items``
-    prediction matrix is never formed. Invariant to any rescaling of ``(A, B)``.
+    Computed from :math:`W^\top (X^\top X) W` with :math:`W = AB^\top`, so the
+    ``(n_users, n_items)`` prediction matrix is never formed. Invariant to any
+    rescaling of :math:`(A, B)`.
 
     Parameters
     ----------
     X : array_like or scipy.sparse matrix of shape (n_users, n_items)
     A, B : array_like of shape (n_items, k)
     gram_matrix : array_like of shape (n_items, n_items), optional
-        Precomputed ``X^T X`` (or any positive multiple of it).
+        Precomputed :math:`X^\top X` (or any positive multiple of it).
 
     Returns
     -------
@@ -1158,9 +1213,11 @@ def standardize_columns(X: Matrix) -> NDArray[np.float64]:
 
     Examples
     --------
-    >>> standardize_columns([[1.0, 0.0], [0.0, 0.0], [1.0, 3.0]]).round(3).tolist()
+    >>> X = [[1.0, 0.0], [0.0, 0.0], [1.0, 3.0]]
+    >>> standardize_columns(X).round(3).tolist()
     [[0.707, -0.707], [-1.414, -0.707], [0.707, 1.414]]
-    >>> standardize_columns([[0.1, 1.0], [0.1, 2.0], [0.1, 3.0]])[:, 0].tolist()
+    >>> constant_first = [[0.1, 1.0], [0.1, 2.0], [0.1, 3.0]]
+    >>> standardize_columns(constant_first)[:, 0].tolist()
     [0.0, 0.0, 0.0]
     """
     return _standardize(_check_matrix(X))
@@ -1314,12 +1371,17 @@ def cluster_recovery(
     Examples
     --------
     >>> clusters = np.array([0, 0, 1, 1])
-    >>> result = cluster_recovery(same_cluster_matrix(clusters), clusters, n_neighbours=1)
+    >>> truth = same_cluster_matrix(clusters)
+    >>> result = cluster_recovery(truth, clusters, n_neighbours=1)
     >>> round(result.auc, 4), round(result.neighbour_share, 4)
     (1.0, 1.0)
     >>> round(cluster_recovery(np.eye(4), clusters, n_neighbours=1).auc, 4)
     0.5
-    >>> cluster_recovery(np.ones((4, 4)), clusters, n_neighbours=2).neighbour_share  # base rate
+
+    If all similarities tie, the share is the base rate:
+
+    >>> ties = cluster_recovery(np.ones((4, 4)), clusters, n_neighbours=2)
+    >>> ties.neighbour_share
     0.3333333333333333
     """
     S = as_real_matrix(similarity, "similarity")
@@ -1346,13 +1408,15 @@ def item_similarity_suite(
     lam2: float = 100.0,
     k: int = 50,
 ) -> dict[str, NDArray[np.float64]]:
-    """Every item-item similarity compared in chapter 6, for one data set.
+    r"""Every item-item similarity compared in chapter 6, for one data set.
 
-    Objective 1 is shown under ``D = diag(f)^alpha`` (``f_i = 1/(1 + lam1/sigma_i^2)``)
-    for ``alpha = 1/2, 0, -1/2``, and under a ``D`` that stretches only the last
-    latent dimension of ``B`` a hundredfold. The remedies take cosines of the
-    columns of the predictions ``X A B^T``, or fit on ``X`` with standardised
-    columns rescaled to the same Frobenius norm as ``X`` (so ``lam`` keeps its scale).
+    Objective 1 is shown under :math:`D = \mathrm{diag}(f)^\alpha`, with
+    :math:`f_i = 1 / (1 + \lambda_1 / \sigma_i^2)` (:math:`\lambda_1` = ``lam1``),
+    for :math:`\alpha = 1/2, 0, -1/2`, and under a :math:`D` that stretches only
+    the last latent dimension of :math:`B` a hundredfold. The remedies take
+    cosines of the columns of the predictions :math:`XAB^\top`, or fit on
+    :math:`X` with standardised columns rescaled to the same Frobenius norm as
+    :math:`X` (so ``lam1`` and ``lam2`` keep their scale).
 
     Parameters
     ----------
@@ -1373,12 +1437,16 @@ def item_similarity_suite(
     ValueError
         For bad input, and if objective 1 shrinks one of the top ``k`` latent
         dimensions to zero (``X`` has rank below ``k``, or ``lam1`` dwarfs
-        ``sigma_k^2``): ``D = diag(f)^(-1/2)`` is then undefined.
+        :math:`\sigma_k^2`): :math:`D = \mathrm{diag}(f)^{-1/2}` is then undefined.
 
     Examples
     --------
-    >>> data = simulate_interactions(n_users=300, n_items=40, n_clusters=2, min_items=4)
-    >>> suite = item_similarity_suite(data.X, data.item_clusters, lam1=10.0, lam2=3.0, k=5)
+    >>> data = simulate_interactions(
+    ...     n_users=300, n_items=40, n_clusters=2, min_items=4
+    ... )
+    >>> suite = item_similarity_suite(
+    ...     data.X, data.item_clusters, lam1=10.0, lam2=3.0, k=5
+    ... )
     >>> len(suite), suite["ground truth"].shape
     (11, (40, 40))
     """
@@ -1447,7 +1515,7 @@ def item_similarity_suite(
 
 @dataclass(frozen=True)
 class Interactions:
-    """Simulated user-item data with planted item clusters.
+    r"""Simulated user-item data with planted item clusters.
 
     Attributes
     ----------
@@ -1456,15 +1524,15 @@ class Interactions:
     item_clusters : ndarray of shape (n_items,)
         Cluster label ``0 .. n_clusters - 1`` of each item.
     item_popularity : ndarray of shape (n_items,)
-        Baseline popularity ``p_i`` (sums to 1 within each cluster).
+        Baseline popularity :math:`p_i` (sums to 1 within each cluster).
     cluster_probabilities : ndarray of shape (n_clusters,)
         Probability of an item falling in each cluster.
     cluster_exponents : ndarray of shape (n_clusters,)
-        Power-law exponent ``beta_c`` of each cluster's popularity.
+        Power-law exponent :math:`\beta_c` of each cluster's popularity.
     user_preferences : ndarray of shape (n_users, n_clusters)
-        ``p_uc``.
+        Preferences :math:`p_{uc}` of the users for the clusters.
     items_per_user : ndarray of shape (n_users,)
-        ``k_u``.
+        Number of items :math:`k_u` of each user.
     """
 
     X: scipy.sparse.csr_array
@@ -1504,20 +1572,27 @@ def simulate_interactions(
 ) -> Interactions:
     r"""Simulate the clustered user-item data of Section 4 of Steck et al. (2024).
 
-    1. Cluster probabilities ``p_c ~ Dirichlet(cluster_concentration)`` (equal
-       probabilities if ``None``); each item joins cluster ``c`` with probability ``p_c``.
-    2. Each cluster draws ``beta_c ~ Uniform(exponent_range)``; item popularity
-       ``p_i`` follows a power law with exponent ``beta_c`` within its cluster.
-    3. User preferences ``p_uc``: ``Dirichlet(preference_concentration)`` per user,
-       or i.i.d. log-normal(0, 1).
-    4. ``p_ui = p_{u,c(i)} p_i / sum_j p_{u,c(j)} p_j``.
-    5. Items per user ``k_u = min(n_items, floor(min_items * v_u))`` with ``v_u`` a
-       power law of exponent ``user_exponent``; the ``k_u`` items are drawn without
-       replacement with probabilities ``p_ui`` (Gumbel top-k, exact).
+    1. Cluster probabilities :math:`p_c` from a symmetric Dirichlet
+       distribution with parameter ``cluster_concentration`` (equal
+       probabilities if ``None``); each item joins cluster :math:`c` with
+       probability :math:`p_c`.
+    2. Each cluster draws an exponent :math:`\beta_c` uniformly from
+       ``exponent_range``; item popularity :math:`p_i` follows a power law with
+       exponent :math:`\beta_c` within its cluster.
+    3. User preferences :math:`p_{uc}`: a symmetric Dirichlet draw with
+       parameter ``preference_concentration`` per user, or i.i.d. log-normal
+       values with parameters 0 and 1.
+    4. :math:`p_{ui} = p_{u,c(i)}\, p_i / \sum_j p_{u,c(j)}\, p_j`.
+    5. Items per user :math:`k_u = \min(p, \lfloor m v_u \rfloor)`, with
+       :math:`p` = ``n_items``, :math:`m` = ``min_items`` and :math:`v_u` a power
+       law of exponent ``user_exponent``; the :math:`k_u` items are drawn
+       without replacement with probabilities :math:`p_{ui}` (Gumbel top-k,
+       exact).
 
-    A "power law with exponent beta" is, with ``power_law="rank"``, the value
-    ``(m / r)^beta`` of the item (user) of random rank ``r`` among ``m``; with
-    ``power_law="sample"``, i.i.d. Pareto values ``u^{-beta}``, ``u ~ U(0, 1]``.
+    A power law with exponent :math:`\beta` is, with ``power_law="rank"``, the
+    value :math:`(n / r)^\beta` of the item (user) of random rank :math:`r`
+    among :math:`n`; with ``power_law="sample"``, i.i.d. Pareto values
+    :math:`u^{-\beta}`, :math:`u \sim U(0, 1]`.
 
     Parameters
     ----------
@@ -1544,10 +1619,15 @@ def simulate_interactions(
 
     Examples
     --------
-    >>> data = simulate_interactions(n_users=200, n_items=50, n_clusters=3, min_items=5)
-    >>> data.X.shape, int(data.X.max()), np.bincount(data.item_clusters).tolist()
-    ((200, 50), 1, [14, 24, 12])
-    >>> bool((np.asarray(data.X.sum(axis=1)) == data.items_per_user).all())
+    >>> data = simulate_interactions(
+    ...     n_users=200, n_items=50, n_clusters=3, min_items=5
+    ... )
+    >>> data.X.shape, int(data.X.max())
+    ((200, 50), 1)
+    >>> np.bincount(data.item_clusters).tolist()
+    [14, 24, 12]
+    >>> per_user = np.asarray(data.X.sum(axis=1))
+    >>> bool((per_user == data.items_per_user).all())
     True
     """
     n_users = as_int_scalar(n_users, "n_users", minimum=1)
@@ -1661,8 +1741,8 @@ class RescalingState:
     cluster_index : ndarray of shape (n_items,)
         Each item's index into the sorted distinct labels, in display order.
     pairs : ndarray of shape (n_pairs,)
-        Flat indices of the ``n_pairs = n_items (n_items - 1) / 2`` pairs ``i < j``
-        in an ``n_items x n_items`` matrix.
+        Flat indices of the ``n_pairs = n_items * (n_items - 1) // 2`` pairs
+        :math:`i < j` in an ``(n_items, n_items)`` matrix.
     same_pairs : ndarray of shape (n_pairs,)
         Whether the items of each pair share a cluster.
     """
@@ -1678,21 +1758,22 @@ class RescalingState:
 
 @dataclass(frozen=True)
 class RescalingUpdate:
-    """Item-item cosines of objective 1 under one rescaling, and what they imply.
+    r"""Item-item cosines of objective 1 under one rescaling, and what they imply.
 
     Attributes
     ----------
     cosines : ndarray of shape (n_items, n_items)
-        Item-item cosines of ``B_D``, items in display order.
+        Item-item cosines of the rows of :math:`B_D`, items in display order.
     recovery : ClusterRecovery
         AUC and top-10 neighbour share of ``cosines`` against the clusters (the AUC
         from cosines quantised to 4,096 levels, exact to about 1e-4).
     mean_cosine : float
         Mean off-diagonal item-item cosine.
     max_prediction_change : float
-        ``max |X A_D B_D^T - X A_0 B_0^T|`` over the check users, relative to the
-        largest entry of ``X A_0 B_0^T``, where ``(A_0, B_0)`` is the symmetric
-        minimiser at ``reference_lam`` (``alpha = 0``).
+        :math:`\max |XA_DB_D^\top - XA_0B_0^\top|` over the check users,
+        relative to the largest entry of :math:`XA_0B_0^\top`, where
+        :math:`(A_0, B_0)` is the symmetric minimiser at ``reference_lam``
+        (:math:`\alpha = 0`).
     lam : float
         Regularisation of this setting.
     alpha : float
@@ -1746,10 +1827,15 @@ def prepare_rescaling_state(
     Examples
     --------
     >>> X = np.random.default_rng(0).integers(0, 2, size=(40, 12))
-    >>> state = prepare_rescaling_state(X, np.arange(12) % 3, np.ones(12), k=4, n_check_users=5)
+    >>> state = prepare_rescaling_state(
+    ...     X, np.arange(12) % 3, np.ones(12), k=4, n_check_users=5
+    ... )
     >>> state.vectors.shape, state.check_rows.shape
     ((12, 4), (5, 12))
-    >>> state.clusters.tolist()  # equal popularity: original order within a cluster
+
+    With equal popularity, items keep their original order within a cluster:
+
+    >>> state.clusters.tolist()
     [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]
     """
     X = _check_matrix(X)
@@ -1835,13 +1921,21 @@ def _rescaled_factors(
 def rescaling_update(
     state: RescalingState, lam: float, alpha: float, *, reference_lam: float | None = None
 ) -> RescalingUpdate:
-    r"""Item-item cosines of objective 1 and their cluster recovery under ``D = diag(f)^alpha``.
+    r"""Item-item cosines of objective 1 and their cluster recovery under a rescaling.
 
-    With ``f_i = 1 / (1 + lam / sigma_i^2)`` the minimiser ``A = B = V_k diag(f)^{1/2}``
-    rescaled by ``D`` is ``A_D = V_k diag(f)^{1/2 + alpha}``,
-    ``B_D = V_k diag(f)^{1/2 - alpha}``: the same predictions ``X A_D B_D^T`` for
-    every ``alpha``, and item-item cosines (of the rows of ``B_D``) that depend on it.
-    ``alpha = 1/2`` gives ``B_D = V_k``, ``alpha = -1/2`` gives ``A_D = V_k``.
+    With :math:`f_i = 1 / (1 + \lambda / \sigma_i^2)` (:math:`\lambda` = ``lam``),
+    the minimiser :math:`A = B = V_k \, \mathrm{diag}(f)^{1/2}` rescaled by
+    :math:`D = \mathrm{diag}(f)^\alpha` (:math:`\alpha` = ``alpha``) is
+
+    .. math::
+
+        A_D = V_k \, \mathrm{diag}(f)^{1/2 + \alpha}, \quad
+        B_D = V_k \, \mathrm{diag}(f)^{1/2 - \alpha}:
+
+    the same predictions :math:`XA_DB_D^\top` for every :math:`\alpha`, and
+    item-item cosines (of the rows of :math:`B_D`) that depend on it.
+    :math:`\alpha = 1/2` gives :math:`B_D = V_k`, :math:`\alpha = -1/2` gives
+    :math:`A_D = V_k`.
 
     Parameters
     ----------
@@ -1869,11 +1963,14 @@ def rescaling_update(
     Examples
     --------
     >>> X = np.random.default_rng(0).integers(0, 2, size=(40, 12))
-    >>> state = prepare_rescaling_state(X, np.arange(12) % 3, np.ones(12), k=4, n_check_users=5)
+    >>> state = prepare_rescaling_state(
+    ...     X, np.arange(12) % 3, np.ones(12), k=4, n_check_users=5
+    ... )
     >>> update = rescaling_update(state, lam=5.0, alpha=0.5)
     >>> bool(update.max_prediction_change < 1e-12)
     True
-    >>> bool(rescaling_update(state, 50.0, 0.5, reference_lam=5.0).max_prediction_change > 0.1)
+    >>> other = rescaling_update(state, 50.0, 0.5, reference_lam=5.0)
+    >>> bool(other.max_prediction_change > 0.1)
     True
     """
     if not isinstance(state, RescalingState):

@@ -82,9 +82,15 @@ def downsample(matrix: ArrayLike, cells: int = DISPLAY_CELLS) -> NDArray[np.floa
     --------
     >>> downsample(np.arange(16.0).reshape(4, 4), cells=2).tolist()
     [[2.5, 4.5], [10.5, 12.5]]
-    >>> downsample(np.ones((5, 3)), cells=2).shape  # groups of 3 and 2 rows, 2 and 1 columns
+
+    Rows in groups of 3 and 2, columns in groups of 2 and 1:
+
+    >>> downsample(np.ones((5, 3)), cells=2).shape
     (2, 2)
-    >>> downsample(np.full((4, 4), 1.5e308), cells=1).tolist()  # any scale
+
+    Any scale works:
+
+    >>> downsample(np.full((4, 4), 1.5e308), cells=1).tolist()
     [[1.5e+308]]
     """
     matrix = as_real_matrix(matrix, "matrix")
@@ -111,9 +117,14 @@ def rescaling_figure(update: RescalingUpdate) -> Figure:
 
     Examples
     --------
-    >>> from cosine_book.factorization import prepare_rescaling_state, rescaling_update
+    >>> from cosine_book.factorization import (
+    ...     prepare_rescaling_state,
+    ...     rescaling_update,
+    ... )
     >>> X = np.random.default_rng(0).integers(0, 2, size=(40, 12))
-    >>> state = prepare_rescaling_state(X, np.arange(12) % 3, np.ones(12), k=4, n_check_users=5)
+    >>> state = prepare_rescaling_state(
+    ...     X, np.arange(12) % 3, np.ones(12), k=4, n_check_users=5
+    ... )
     >>> fig = rescaling_figure(rescaling_update(state, 5.0, 0.25))
     >>> fig.axes[0].get_title()
     'objective 1, λ = 5, α = +0.25'
@@ -183,7 +194,10 @@ def plot_cosine_heatmaps(
     Examples
     --------
     >>> truth = np.kron(np.eye(2), np.ones((2, 2)))
-    >>> fig = plot_cosine_heatmaps({"truth": truth}, ["truth"], [0, 0, 1, 1], [4, 3, 2, 1])
+    >>> clusters, popularity = [0, 0, 1, 1], [4, 3, 2, 1]
+    >>> fig = plot_cosine_heatmaps(
+    ...     {"truth": truth}, ["truth"], clusters, popularity
+    ... )
     >>> [ax.get_title() for ax in fig.axes[:1]]
     ['truth']
     >>> plt.close(fig)

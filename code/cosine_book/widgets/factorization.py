@@ -1,12 +1,15 @@
-"""Chapter 6 widget: rescale the latent dimensions of objective 1 and watch the cosines move.
+r"""Chapter 6 widget: rescale the latent dimensions of objective 1 and watch the cosines move.
 
-A :class:`~cosine_book.widgets.core.WidgetSpec` with two sliders, ``log10 lam`` and
-``alpha``; its state function is :func:`cosine_book.factorization.rescaling_update`
-on a :class:`~cosine_book.factorization.RescalingState` (item embeddings
-``B_D = V_k diag(f)^{1/2 - alpha}``, with predictions compared against those of the
-widget's starting ``lam`` at ``alpha = 0``), and its drawing function is
-:func:`cosine_book.plotting.factorization.rescaling_figure`. The HTML version offers
-every combination of four values of ``lam`` and nine of ``alpha`` (36 frames).
+A :class:`~cosine_book.widgets.core.WidgetSpec` with two sliders,
+:math:`\log_{10} \lambda` and :math:`\alpha`; its state function is
+:func:`cosine_book.factorization.rescaling_update` on a
+:class:`~cosine_book.factorization.RescalingState` (item embeddings
+:math:`B_D = V_k \, \mathrm{diag}(f)^{1/2 - \alpha}`, with predictions compared
+against those of the widget's starting :math:`\lambda` at :math:`\alpha = 0`),
+and its drawing function is
+:func:`cosine_book.plotting.factorization.rescaling_figure`. The HTML version
+offers every combination of four values of :math:`\lambda` and nine of
+:math:`\alpha` (36 frames).
 """
 
 from __future__ import annotations
@@ -41,10 +44,16 @@ def rescaling_readout(update: RescalingUpdate) -> str:
     Examples
     --------
     >>> import numpy as np
-    >>> from cosine_book.factorization import prepare_rescaling_state, rescaling_update
+    >>> from cosine_book.factorization import (
+    ...     prepare_rescaling_state,
+    ...     rescaling_update,
+    ... )
     >>> X = np.random.default_rng(0).integers(0, 2, size=(40, 12))
-    >>> state = prepare_rescaling_state(X, np.arange(12) % 3, np.ones(12), k=4, n_check_users=5)
-    >>> print(rescaling_readout(rescaling_update(state, 5.0, 0.5)))
+    >>> state = prepare_rescaling_state(
+    ...     X, np.arange(12) % 3, np.ones(12), k=4, n_check_users=5
+    ... )
+    >>> update = rescaling_update(state, 5.0, 0.5)
+    >>> print(rescaling_readout(update))
     AUC 0.491   top-10 share 0.267   mean cosine 0.197
     max change of the predictions X A Bᵀ vs λ = 5, α = 0: < 1e-12
     """
@@ -80,7 +89,9 @@ def rescaling_spec(state: RescalingState, lam: float = 1e4, alpha: float = 0.0) 
     >>> import numpy as np
     >>> from cosine_book.factorization import prepare_rescaling_state
     >>> X = np.random.default_rng(0).integers(0, 2, size=(40, 12))
-    >>> state = prepare_rescaling_state(X, np.arange(12) % 3, np.ones(12), k=4, n_check_users=5)
+    >>> state = prepare_rescaling_state(
+    ...     X, np.arange(12) % 3, np.ones(12), k=4, n_check_users=5
+    ... )
     >>> spec = rescaling_spec(state, lam=5.0)
     Traceback (most recent call last):
     ...
