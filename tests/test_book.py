@@ -104,9 +104,11 @@ def test_config_builds_offline_and_strict():
     assert config["execute"]["execute_notebooks"] == "off"
     sphinx = config["sphinx"]["config"]
     assert sphinx["nitpicky"] is True
-    # MathJax and the widget manager come from pinned local copies, never a CDN.
+    # MathJax comes from a pinned local copy, never a CDN; no widget manager is loaded:
+    # widgets are shown through their kernel-free HTML version.
     assert not sphinx["mathjax_path"].startswith("http")
-    assert all(not key.startswith("http") for key in sphinx["nb_ipywidgets_js"])
+    assert sphinx["nb_ipywidgets_js"] == {}
+    assert ["html", "text/html", 0] in sphinx["nb_mime_priority_overrides"]
     assert "copyright" in config
     assert config["bibtex_bibfiles"] == ["references.bib"]
 
