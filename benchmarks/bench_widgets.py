@@ -1,0 +1,102 @@
+"""Every widget of the book: kernel update time, HTML frames, payload, browser response.
+
+For each chapter's widget, built as the chapter builds it:
+
+- kernel update: what one move of a control costs in a kernel (state function,
+  drawing function, one PNG at the figure's resolution), median and max over every
+  setting the HTML version offers (target: median at most 100 ms);
+- HTML version: frame count and payload (the kernel-free fragment, budget 5 MB per page);
+- browser response: time from moving a control to the new frame, as measured by the
+  browser test (``make browser-test`` writes ``_build/browser/widget_timings.json``;
+  target 50 ms); shown when that file exists.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from cosine_book.datasets import load_digits_split  # noqa: E402
+from cosine_book.factorization import (  # noqa: E402
+    gram_spectrum,
+    prepare_rescaling_state,
+    simulate_interactions,
+)
+from cosine_book.optim import book_optimizers, run_grid  # noqa: E402
+from cosine_book.plotting import use_book_style  # noqa: E402
+from cosine_book.widgets.blocks import BOUNDS, TWO_BLOCKS  # noqa: E402
+from cosine_book.widgets.core import _figure_png, static_html  # noqa: E402
+from cosine_book.widgets.correlation import DECOMPOSITION, SIMPSON  # noqa: E402
+from cosine_book.widgets.factorization import rescaling_spec  # noqa: E402
+from cosine_book.widgets.optim import truncation_spec  # noqa: E402
+
+TIMINGS = Path(__file__).resolve().parent.parent / "_build" / "browser" / "widget_timings.json"
+
+
+def chapter_specs():
+    """The six widgets' specs, with the data their chapters give them."""
+    runs = run_grid(
+        load_digits_split(), (None, 0.5, 0.8, 0.9), optimizers=book_optimizers(), steps=200, seed=0
+    )
+    data = simulate_interactions(seed=0)
+    state = prepare_rescaling_state(
+        data.X, data.item_clusters, data.item_popularity, k=50, spectrum=gram_spectrum(data.X)
+    )
+    return {
+        "chapter 1, truncation": truncation_spec(runs, initial=("Adam", 0.8), step=30),
+        "chapter 2, two blocks": TWO_BLOCKS,
+        "chapter 3, three blocks": BOUNDS,
+        "chapter 4, two groups": DECOMPOSITION,
+        "chapter 5, Simpson": SIMPSON,
+        "chapter 6, rescaling": rescaling_spec(state, lam=1e4, alpha=0.0),
+    }
+
+
+def kernel_update_ms(spec) -> list[float]:
+    times = []
+    for setting in spec.settings():
+        start = time.perf_counter()
+        _, figure, _ = spec.evaluate(**setting)
+        _figure_png(figure, dpi=figure.dpi, fast=True)
+        times.append((time.perf_counter() - start) * 1e3)
+    return times
+
+
+def browser_ms() -> dict[str, list[float]]:
+    if not TIMINGS.exists():
+        return {}
+    found: dict[str, list[float]] = {}
+    for row in json.loads(TIMINGS.read_text()):
+        if "widget" in row:
+            found.setdefault(row["widget"], []).append(row["ms"])
+    return found
+
+
+def main() -> None:
+    use_book_style()
+    browser = browser_ms()
+    print(
+        f"{'widget':<26}{'kernel median':>14}{'max':>9}{'frames':>8}{'payload':>11}{'browser':>10}"
+    )
+    for label, spec in chapter_specs().items():
+        times = kernel_update_ms(spec)
+        payload = len(static_html(spec).encode())
+        in_browser = browser.get(spec.name)
+        shown = f"{max(in_browser):.1f} ms" if in_browser else "n/a"
+        print(
+            f"{label:<26}{statistics.median(times):>11.1f} ms{max(times):>6.0f} ms"
+            f"{len(spec.settings()):>8}{payload / 1e6:>8.2f} MB{shown:>10}"
+        )
+    print("targets: kernel median <= 100 ms; payload <= 5 MB per page; browser (max) <= 50 ms")
+    if not browser:
+        print("(browser times: run `make browser-test` first)")
+
+
+if __name__ == "__main__":
+    main()
