@@ -493,10 +493,10 @@ def test_symmetric_bit_for_bit_and_bounded(x, y):
 # ---------------------------------------------------------------- fixed summation order
 
 
-def lane_order_sums(x, y, block_size=1024):
+def lane_order_sums(x, y, block_size=8192):
     """Reference in plain Python of the documented order.
 
-    Blocks of 1024 entries; in a block, entry i goes to lane i % 4 and lanes add in
+    Blocks of 8192 entries; in a block, entry i goes to lane i % 4 and lanes add in
     index order; block lane sums are added to running lanes with Neumaier's
     compensation; finally each lane is sum + compensation and the lanes are added
     as (l0 + l1) + (l2 + l3).

@@ -75,7 +75,7 @@ _HUGE = 1e150
 _LANES = 4
 # The kernel sums blocks of this many entries in its four lanes, then adds the block
 # sums with compensation: the rounding error grows with _BLOCK, not with the size.
-_BLOCK = 1024
+_BLOCK = 8192
 # Other dtypes are cast to float64 in chunks of this many entries (a multiple of
 # _BLOCK, so that chunking does not change the order of the additions), which keeps
 # the extra memory a fixed few hundred kilobytes whatever the block size.
