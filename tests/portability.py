@@ -179,6 +179,36 @@ def check_applied(env: Mapping[str, str], seen: Mapping) -> list[str]:
     return problems
 
 
+def compare_here_and_there(code: str) -> tuple[dict, dict, list[str]]:
+    """Run ``code`` (which prints JSON) here and on the simulated older CPU.
+
+    Returns
+    -------
+    here, there : dict
+        What ``code`` printed in each environment.
+    notes : list of str
+        What the simulated environment changed (for failure messages).
+    """
+    env, notes = portability_env(os.environ, probe(os.environ))
+    problems = check_applied(env, probe(env))
+    if problems:
+        raise RuntimeError("the simulated machine was not set up: " + "; ".join(problems))
+
+    def run(environment: Mapping[str, str]) -> dict:
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            env=dict(environment),
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(done.stderr)
+        return json.loads(done.stdout)
+
+    return run(os.environ), run(env), notes
+
+
 def main(argv: Sequence[str]) -> int:
     """Compute the environment, check it takes effect, run pytest under it."""
     host = probe(os.environ)

@@ -828,26 +828,8 @@ print(json.dumps({
 
 
 def test_numpy_only_results_are_bit_identical_on_a_simulated_older_cpu():
-    import importlib.util
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
+    from portability import compare_here_and_there
 
-    root = Path(__file__).resolve().parent.parent
-    spec = importlib.util.spec_from_file_location("portability", root / "tests" / "portability.py")
-    portability = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(portability)
-    env, notes = portability.portability_env(os.environ, portability.probe(os.environ))
-
-    def compute(environment):
-        done = subprocess.run(
-            [sys.executable, "-c", _PORTABLE], env=environment, capture_output=True, text=True
-        )
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
-
-    here, there = compute(dict(os.environ)), compute(env)
+    here, there, notes = compare_here_and_there(_PORTABLE)
     differing = sorted(name for name in here if here[name] != there[name])
     assert not differing, f"results differ on the simulated CPU ({notes}): {differing}"

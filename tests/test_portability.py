@@ -9,11 +9,6 @@ to re-run the notebooks) and requires equality to the last bit.
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,25 +52,9 @@ print(json.dumps({k: [float(v).hex() for v in vals] for k, vals in results.items
 """
 
 
-def load_portability():
-    spec = importlib.util.spec_from_file_location("portability", ROOT / "tests" / "portability.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def compute(env):
-    done = subprocess.run(
-        [sys.executable, "-c", COMPUTE], env=env, capture_output=True, text=True, cwd=ROOT
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
 def test_results_are_bit_identical_on_a_simulated_older_cpu():
-    portability = load_portability()
-    env, notes = portability.portability_env(os.environ, portability.probe(os.environ))
-    assert not portability.check_applied(env, portability.probe(env)), notes
-    here, there = compute(dict(os.environ)), compute(env)
+    from portability import compare_here_and_there
+
+    here, there, notes = compare_here_and_there(COMPUTE)
     differing = {name: (here[name], there[name]) for name in here if here[name] != there[name]}
     assert not differing, f"results differ on the simulated CPU ({notes}): {differing}"
