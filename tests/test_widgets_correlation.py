@@ -30,7 +30,6 @@ from cosine_book.plotting.correlation import (
     draw_decomposition,
     draw_grouped_scatter,
     draw_offset_sweep,
-    simpson_figure,
 )
 from cosine_book.widgets import decomposition_widget, simpson_widget
 from cosine_book.widgets.core import LiveWidget, Slider, static_html
@@ -410,17 +409,9 @@ def test_figures_show_zero_as_zero():
 
 
 def test_simpson_figure_marks_the_current_offset():
+    # The widget's own drawing function: simpson_figure on the state's fields.
     state = simpson_state(-3.0)
-    fig = simpson_figure(
-        state.x,
-        state.y,
-        state.groups,
-        state.result,
-        gaps=state.gaps,
-        pooled=state.pooled,
-        zero_gap=state.zero_gap,
-        y_gap=state.y_gap,
-    )
+    fig = SIMPSON.draw(state)
     dot = fig.axes[1].lines[-1]
     assert dot.get_xdata()[0] == -3.0
     assert dot.get_ydata()[0] == pytest.approx(state.result.pooled)
