@@ -4,7 +4,9 @@ For each chapter's widget, built as the chapter builds it:
 
 - kernel update: what one move of a control costs in a kernel (state function,
   drawing function, one PNG at the figure's resolution), median and max over every
-  setting the HTML version offers (target: median at most 100 ms);
+  setting the HTML version offers (target: median at most 100 ms), and the same as a
+  ratio to a baseline measured in the same run: a bare two-panel Matplotlib figure of
+  the same size rendered the same way, the floor of any redraw on this machine;
 - HTML version: frame count and payload (the kernel-free fragment, budget 5 MB per page);
 - browser response: time from moving a control to the new frame, as measured by the
   browser test (``make browser-test`` writes ``_build/browser/widget_timings.json``;
@@ -58,14 +60,24 @@ def chapter_specs():
     }
 
 
-def kernel_update_ms(spec) -> list[float]:
-    times = []
+def kernel_update_ms(spec) -> tuple[list[float], list[float]]:
+    """Per setting: the widget's update and, right after it, the baseline's (ms)."""
+    import matplotlib.pyplot as plt
+
+    times, baseline = [], []
     for setting in spec.settings():
         start = time.perf_counter()
         _, figure, _ = spec.evaluate(**setting)
         _figure_png(figure, dpi=figure.dpi, fast=True)
         times.append((time.perf_counter() - start) * 1e3)
-    return times
+        size = figure.get_size_inches()
+        start = time.perf_counter()
+        bare, axes = plt.subplots(1, 2, figsize=size, layout="none")
+        axes[0].plot([0.0, 1.0])
+        axes[1].plot([1.0, 0.0])
+        _figure_png(bare, dpi=bare.dpi, fast=True)
+        baseline.append((time.perf_counter() - start) * 1e3)
+    return times, baseline
 
 
 def browser_ms() -> dict[str, list[float]]:
@@ -82,18 +94,21 @@ def main() -> None:
     use_book_style()
     browser = browser_ms()
     print(
-        f"{'widget':<26}{'kernel median':>14}{'max':>9}{'frames':>8}{'payload':>11}{'browser':>10}"
+        f"{'widget':<26}{'kernel median':>14}{'max':>9}{'/ bare':>8}"
+        f"{'frames':>8}{'payload':>11}{'browser':>10}"
     )
     for label, spec in chapter_specs().items():
-        times = kernel_update_ms(spec)
+        times, baseline = kernel_update_ms(spec)
+        ratio = statistics.median(times) / statistics.median(baseline)
         payload = len(static_html(spec).encode())
         in_browser = browser.get(spec.name)
         shown = f"{max(in_browser):.1f} ms" if in_browser else "n/a"
         print(
             f"{label:<26}{statistics.median(times):>11.1f} ms{max(times):>6.0f} ms"
-            f"{len(spec.settings()):>8}{payload / 1e6:>8.2f} MB{shown:>10}"
+            f"{ratio:>7.2f}x{len(spec.settings()):>8}{payload / 1e6:>8.2f} MB{shown:>10}"
         )
     print("targets: kernel median <= 100 ms; payload <= 5 MB per page; browser (max) <= 50 ms")
+    print("'/ bare': kernel median over that of a bare two-panel figure of the same size")
     if not browser:
         print("(browser times: run `make browser-test` first)")
 
