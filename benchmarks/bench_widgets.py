@@ -25,6 +25,8 @@ import matplotlib
 matplotlib.use("Agg")
 
 from cosine_book.datasets import load_digits_split  # noqa: E402
+from cosine_book.diagnostics import prepare_shared_direction  # noqa: E402
+from cosine_book.embeddings import hidden_features, train_embedding_model  # noqa: E402
 from cosine_book.factorization import (  # noqa: E402
     gram_spectrum,
     prepare_rescaling_state,
@@ -35,6 +37,7 @@ from cosine_book.plotting import use_book_style  # noqa: E402
 from cosine_book.widgets.blocks import BOUNDS, TWO_BLOCKS  # noqa: E402
 from cosine_book.widgets.core import _figure_png, static_html  # noqa: E402
 from cosine_book.widgets.correlation import DECOMPOSITION, SIMPSON  # noqa: E402
+from cosine_book.widgets.diagnostics import shared_direction_spec  # noqa: E402
 from cosine_book.widgets.factorization import rescaling_spec  # noqa: E402
 from cosine_book.widgets.optim import truncation_spec  # noqa: E402
 
@@ -42,9 +45,11 @@ TIMINGS = Path(__file__).resolve().parent.parent / "_build" / "browser" / "widge
 
 
 def chapter_specs():
-    """The six widgets' specs, with the data their chapters give them."""
-    runs = run_grid(
-        load_digits_split(), (None, 0.5, 0.8, 0.9), optimizers=book_optimizers(), steps=200, seed=0
+    """The seven widgets' specs, with the data their chapters give them."""
+    digits = load_digits_split()
+    runs = run_grid(digits, (None, 0.5, 0.8, 0.9), optimizers=book_optimizers(), steps=200, seed=0)
+    model = train_embedding_model(
+        digits.x_train, digits.y_train, digits.x_test, digits.y_test, objective="dot"
     )
     data = simulate_interactions(seed=0)
     state = prepare_rescaling_state(
@@ -57,6 +62,10 @@ def chapter_specs():
         "chapter 4, two groups": DECOMPOSITION,
         "chapter 5, Simpson": SIMPSON,
         "chapter 6, rescaling": rescaling_spec(state, lam=1e4, alpha=0.0),
+        "chapter 7, shared dir.": shared_direction_spec(
+            prepare_shared_direction(hidden_features(model, digits.x_test), digits.y_test),
+            name="of the hidden layer",
+        ),
     }
 
 

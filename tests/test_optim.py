@@ -84,7 +84,7 @@ def test_model_rejects_bad_input():
         mlp_loss_and_grad(params, inputs[:, :3], labels)
     with pytest.raises(ValueError, match="labels"):
         mlp_loss_and_grad(params, inputs, labels + 3)
-    with pytest.raises(ValueError, match="labels must have shape"):
+    with pytest.raises(ValueError, match="labels has 3 labels; expected 7"):
         mlp_loss_and_grad(params, inputs, labels[:3])
     with pytest.raises(ValueError, match="NaN"):
         mlp_loss_and_grad(params, np.full_like(inputs, np.nan), labels)
@@ -406,7 +406,7 @@ def test_train_rejects_bad_input(digits):
         _short_run(digits, SGD(0.1), steps=2, threshold=1.2)
     with pytest.raises(ValueError, match="batch_size"):
         _short_run(digits, SGD(0.1), steps=2, batch_size=0)
-    with pytest.raises(ValueError, match="one label per row"):
+    with pytest.raises(ValueError, match="y_train has 5 labels; expected 1348, one per row"):
         train(SGD(0.1), digits.x_train, digits.y_train[:5], digits.x_test, digits.y_test)
 
 
@@ -478,7 +478,7 @@ _INPUT_KINDS = [
     ("inf", _with(_INPUTS, (0, 0), -np.inf), "infinite"),
     ("empty", np.ones((0, 5)), "empty"),
     ("1-D", np.ones(5), "2-D"),
-    ("wrong width", np.ones((7, 3)), "shape \\(n, 5\\)"),
+    ("wrong width", np.ones((7, 3)), "has shape \\(7, 3\\); expected \\(n, 5\\)"),
 ]
 
 _LABEL_KINDS = [
@@ -490,7 +490,7 @@ _LABEL_KINDS = [
     ("2-D", _LABELS[:, None], "1-D"),
     ("out of range", _LABELS + 3, "integers in \\[0, 3\\)"),
     ("negative", _LABELS - 1, "integers in \\[0, 3\\)"),
-    ("wrong length", _LABELS[:3], "shape \\(7,\\)"),
+    ("wrong length", _LABELS[:3], "has 3 labels; expected 7"),
     ("masked", _masked(_LABELS), "masked"),
 ]
 
@@ -606,9 +606,12 @@ BAD_INPUT = [
     pytest.param(
         lambda: train(SGD(0.1), _X, _Y - 1, _X, _Y), "y_train must be nonnegative integers"
     ),
-    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X[:, :3], _Y), "x_test must have shape"),
+    pytest.param(
+        lambda: train(SGD(0.1), _X, _Y, _X[:, :3], _Y),
+        "x_test has shape \\(20, 3\\); expected \\(n, 4\\)",
+    ),
     pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y + 1), "y_test must be integers in \\[0, 3"),
-    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y[:4]), "y_test must have shape \\(20,\\)"),
+    pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y[:4]), "y_test has 4 labels; expected 20"),
     pytest.param(lambda: run_grid(SimpleNamespace(x_train=_X), steps=1), "data has no y_train"),
     pytest.param(lambda: run_grid(_DATA, (), steps=1), "thresholds is empty"),
     pytest.param(lambda: run_grid(_DATA, (1.5,), steps=1), "threshold must lie in"),

@@ -9,6 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cosine_book._validation import (
+    as_class_labels,
+    as_feature_matrix,
     as_float_scalar,
     as_int_scalar,
     as_labels,
@@ -71,6 +73,39 @@ BAD_INPUTS = [
     (lambda: as_labels(np.array(["a", "b"]), "groups", 3), "expected one label per observation"),
     (lambda: as_labels([[1], [2]], "groups", 2), "1-D"),
     (lambda: as_labels("ab", "groups", 2), "groups is a string"),
+    (lambda: as_feature_matrix([[1.0, 2.0]], "x", 3), r"x has shape \(1, 2\); expected \(n, 3\)"),
+    (lambda: as_feature_matrix([1.0, 2.0, 3.0], "x", 3), r"x has shape \(3,\); expected a 2-D"),
+    (lambda: as_feature_matrix(np.zeros((0, 3)), "x", 3), r"x is empty \(shape \(0, 3\)\)"),
+    (lambda: as_feature_matrix([[1.0, np.inf]], "x", 2), "x contains an infinite value"),
+    (lambda: as_feature_matrix(MASKED[None, :], "x", 2), "x is a masked array"),
+    (lambda: as_feature_matrix(scipy.sparse.csr_array(np.eye(2)), "x", 2), "x is a sparse"),
+    (lambda: as_feature_matrix([[1j, 2.0]], "x", 2), "x is complex"),
+    (lambda: as_feature_matrix([["1", "2"]], "x", 2), "x is an array of strings"),
+    (lambda: as_class_labels([0.0, 1.0], "y", 2), "integer class labels; got dtype float64"),
+    (lambda: as_class_labels([True, False], "y", 2), "integer class labels; got dtype bool"),
+    (lambda: as_class_labels([0, np.nan], "y", 2), r"y contains NaN \(first at flat index 1\)"),
+    (lambda: as_class_labels(["0", "1"], "y", 2), "y is an array of strings"),
+    (lambda: as_class_labels([[0], [1]], "y", 2), r"y has shape \(2, 1\); expected a 1-D array"),
+    (lambda: as_class_labels([], "y", 0), "y is empty"),
+    (lambda: as_class_labels([0, 1], "y", 3), "y has 2 labels; expected 3, one per row"),
+    (lambda: as_class_labels([0, 2, -1], "y", 3), r"nonnegative integers .*got -1 at index 2"),
+    (
+        lambda: as_class_labels([0, 70_000], "y", 2, max_classes=1 << 16),
+        "y has the label 70000: .* would make 70001 classes; expected at most 65536",
+    ),
+    (
+        lambda: as_class_labels(np.array([0, 2**63 - 1], dtype=np.uint64), "y", 2),
+        "would make 9223372036854775808 classes; expected at most 9223372036854775807",
+    ),
+    (
+        lambda: as_class_labels([0, 3, 1], "y", 3, n_classes=3),
+        r"y must be integers in \[0, 3\), one of the 3 classes; got 3 at index 1 "
+        r"\(labels from 0 to 3\)",
+    ),
+    (
+        lambda: as_class_labels([1, -2, 0], "y", 3, n_classes=3),
+        r"got -2 at index 1 \(labels from -2 to 1\)",
+    ),
 ]
 
 
@@ -98,6 +133,10 @@ GOOD_INPUTS = [
     (lambda: as_labels(["a", "a\x00"], "g", 2)[0], ("a", "a\x00")),  # NumPy strings drop NULs
     (lambda: as_labels([np.int64(2), np.int64(1)], "g", 2)[0], (1, 2)),
     (lambda: nonfinite_error(np.array([1, 2]), "x"), None),
+    (lambda: as_feature_matrix([[1, 2]], "x", 2).dtype, np.float64),
+    (lambda: as_class_labels(np.array([2, 0], dtype=np.uint8), "y", 2).dtype, np.int64),
+    (lambda: as_class_labels([0, 65_535], "y", 2, max_classes=1 << 16).tolist(), [0, 65_535]),
+    (lambda: as_class_labels([0, 2], "y", 2, n_classes=3, max_classes=1).tolist(), [0, 2]),
 ]
 
 

@@ -426,3 +426,145 @@ def _labels_by_table(value: NDArray[Any]) -> tuple[tuple[Hashable, ...], NDArray
     offsets = np.flatnonzero(present).tolist()
     labels = tuple(bool(low + k) for k in offsets) if is_bool else tuple(low + k for k in offsets)
     return labels, index
+
+
+__all__ += ["as_class_labels", "as_feature_matrix"]
+
+
+def as_feature_matrix(value: ArrayLike, name: str, n_features: int) -> NDArray[np.float64]:
+    """A non-empty 2-D float64 matrix of finite real numbers with ``n_features`` columns.
+
+    One row per sample, one column per feature: the input of a model whose
+    first layer expects ``n_features`` inputs.
+
+    Parameters
+    ----------
+    value : array_like
+    name : str
+        The argument's name, as the caller knows it (used in messages).
+    n_features : int
+        Required number of columns.
+
+    Returns
+    -------
+    ndarray of shape (n, n_features), dtype float64
+
+    Raises
+    ------
+    ValueError
+        As :func:`as_real_matrix`, and for a number of columns other than
+        ``n_features``.
+
+    Examples
+    --------
+    >>> as_feature_matrix([[1, 2, 3]], "x", 3)
+    array([[1., 2., 3.]])
+    >>> as_feature_matrix([[1.0, 2.0]], "x", 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: x has shape (1, 2); expected (n, 3), 3 features per row
+    """
+    matrix = as_real_matrix(value, name)
+    if matrix.shape[1] != n_features:
+        raise ValueError(
+            f"{name} has shape {matrix.shape}; expected (n, {n_features}), "
+            f"{n_features} features per row"
+        )
+    return matrix
+
+
+def as_class_labels(
+    value: ArrayLike,
+    name: str,
+    size: int,
+    n_classes: int | None = None,
+    *,
+    max_classes: int | None = None,
+) -> NDArray[np.int64]:
+    """Integer class labels ``0, 1, ...``, one per row, as an int64 array.
+
+    With ``n_classes``, every label must lie in ``[0, n_classes)``. Without it,
+    the classes are ``0 .. max(value)``: the labels must be nonnegative and
+    make at most ``max_classes`` classes.
+
+    Parameters
+    ----------
+    value : array_like
+        A 1-D array of integers (any signed or unsigned integer dtype). Floats,
+        also whole-number ones, and booleans are refused.
+    name : str
+        The argument's name, as the caller knows it (used in messages).
+    size : int
+        Required number of labels (the number of rows they label).
+    n_classes : int, optional
+        Number of classes; ``None`` to take them from the labels.
+    max_classes : int, optional
+        Used when ``n_classes`` is None: the largest number of classes the
+        labels may make (``max(value) + 1``). Default ``2**63 - 1``, so that
+        the number of classes is an int64.
+
+    Returns
+    -------
+    ndarray of shape (size,), dtype int64
+
+    Raises
+    ------
+    ValueError
+        As :func:`as_real_array` (with ``ndim=1``), and for a non-integer
+        dtype, a number of labels other than ``size``, a negative label, a
+        label of ``n_classes`` or more, or (without ``n_classes``) labels that
+        make more than ``max_classes`` classes.
+
+    Examples
+    --------
+    >>> as_class_labels(np.array([0, 2, 1], dtype=np.uint8), "y", 3)
+    array([0, 2, 1])
+    >>> as_class_labels([0.0, 1.0], "y", 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: y must be integer class labels; got dtype float64 (convert ...)
+    >>> as_class_labels([0, 1], "y", 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: y has 2 labels; expected 3, one per row
+    >>> as_class_labels([0, 3, 1], "y", 3, n_classes=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: y must be integers in [0, 3), one of the 3 classes; got 3 at index 1 ...
+    >>> as_class_labels([0, -1], "y", 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: y must be nonnegative integers (classes 0, 1, ...); got -1 at index 1
+    >>> as_class_labels([0, 500], "y", 2, max_classes=100)
+    Traceback (most recent call last):
+    ...
+    ValueError: y has the label 500: ... would make 501 classes; expected at most 100
+    """
+    labels = as_real_array(value, name, ndim=1)
+    if labels.dtype.kind not in "iu":
+        raise ValueError(
+            f"{name} must be integer class labels; got dtype {labels.dtype} "
+            "(convert whole-number floats with .astype(int))"
+        )
+    if labels.shape != (size,):
+        raise ValueError(f"{name} has {labels.shape[0]} labels; expected {size}, one per row")
+    low, high = int(labels.min()), int(labels.max())
+    if n_classes is None:
+        if low < 0:
+            raise ValueError(
+                f"{name} must be nonnegative integers (classes 0, 1, ...); "
+                f"got {low} at index {int(np.argmin(labels))}"
+            )
+        cap = np.iinfo(np.int64).max if max_classes is None else max_classes
+        if high >= cap:
+            raise ValueError(
+                f"{name} has the label {high}: the classes are 0 .. max({name}), "
+                f"so that would make {high + 1} classes; expected at most {cap}"
+            )
+    elif low < 0 or high >= n_classes:
+        index = int(np.argmax((labels < 0) | (labels >= n_classes)))
+        raise ValueError(
+            f"{name} must be integers in [0, {n_classes}), one of the {n_classes} classes; "
+            f"got {int(labels[index])} at index {index} (labels from {low} to {high})"
+        )
+    return labels.astype(np.int64, copy=False)

@@ -48,7 +48,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from threadpoolctl import threadpool_limits
 
-from cosine_book._validation import as_float_scalar, as_int_scalar, as_real_array
+from cosine_book._validation import (
+    as_class_labels,
+    as_feature_matrix,
+    as_float_scalar,
+    as_int_scalar,
+    as_real_array,
+)
 from cosine_book.similarity import block_cosines
 
 __all__ = [
@@ -164,43 +170,14 @@ def _check_params(params: Mapping[str, ArrayLike]) -> Params:
     return checked
 
 
-def _check_inputs(inputs: ArrayLike, n_inputs: int, name: str = "inputs") -> NDArray[np.float64]:
-    x = as_real_array(inputs, name, ndim=2).astype(np.float64, copy=False)
-    if x.shape[1] != n_inputs:
-        raise ValueError(f"{name} must have shape (n, {n_inputs}); got {x.shape}")
-    return x
-
-
-def _check_labels(
-    labels: ArrayLike, n_rows: int, n_classes: int | None, name: str = "labels"
-) -> NDArray[np.int64]:
-    """Integer class labels, one per row, in ``[0, n_classes)`` (or just nonnegative)."""
-    y = as_real_array(labels, name, ndim=1)
-    if y.dtype.kind not in "iu":
-        raise ValueError(
-            f"{name} must be integer class labels; got dtype {y.dtype} "
-            "(convert whole-number floats with .astype(int))"
-        )
-    if y.shape != (n_rows,):
-        raise ValueError(f"{name} must have shape ({n_rows},), one label per row; got {y.shape}")
-    if n_classes is None:
-        if y.min() < 0 or y.max() > np.iinfo(np.int64).max - 1:
-            raise ValueError(
-                f"{name} must be nonnegative integers (classes 0, 1, ...); got {np.unique(y)}"
-            )
-    elif y.min() < 0 or y.max() >= n_classes:
-        raise ValueError(f"{name} must be integers in [0, {n_classes}); got {np.unique(y)}")
-    return y.astype(np.int64, copy=False)
-
-
 def _check_data(
     params: Mapping[str, ArrayLike], inputs: ArrayLike, labels: ArrayLike | None
 ) -> tuple[Params, NDArray[np.float64], NDArray[np.int64] | None]:
     checked = _check_params(params)
-    x = _check_inputs(inputs, checked["W1"].shape[0])
+    x = as_feature_matrix(inputs, "inputs", checked["W1"].shape[0])
     if labels is None:
         return checked, x, None
-    return checked, x, _check_labels(labels, x.shape[0], checked["b2"].shape[0])
+    return checked, x, as_class_labels(labels, "labels", x.shape[0], checked["b2"].shape[0])
 
 
 def _predict(params: Mapping[str, NDArray[np.float64]], x: NDArray[np.float64]) -> NDArray:
@@ -820,10 +797,10 @@ def _check_split(
 ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
     """Training and test data; the classes are ``0 .. max(y_train)``."""
     x = as_real_array(x_train, "x_train", ndim=2).astype(np.float64, copy=False)
-    y = _check_labels(y_train, x.shape[0], None, "y_train")
+    y = as_class_labels(y_train, "y_train", x.shape[0])
     n_classes = int(np.max(y)) + 1
-    x_held = _check_inputs(x_test, x.shape[1], "x_test")
-    y_held = _check_labels(y_test, x_held.shape[0], n_classes, "y_test")
+    x_held = as_feature_matrix(x_test, "x_test", x.shape[1])
+    y_held = as_class_labels(y_test, "y_test", x_held.shape[0], n_classes)
     return x, y, x_held, y_held
 
 

@@ -7,6 +7,8 @@ plain Matplotlib calls, with the helpers below, or with the figures of one topic
   (chapters 2 and 3);
 - :mod:`cosine_book.plotting.correlation`: groups, pooled correlation and
   Simpson's paradox (chapters 4 and 5);
+- :mod:`cosine_book.plotting.diagnostics`: distributions of cosines, neighbour
+  lists and the shared direction (chapter 7);
 - :mod:`cosine_book.plotting.factorization`: cosine matrices of embeddings
   (chapter 6);
 - :mod:`cosine_book.plotting.optim`: training runs and truncation (chapter 1).
@@ -46,19 +48,29 @@ PALETTE: dict[str, str] = {
 
 
 def use_book_style() -> None:
-    """Set Matplotlib defaults for the book's figures.
+    """Set the book's figure style: seaborn's theme with the book's sizes and colours.
 
-    Deterministic output (fixed SVG hash salt), readable sizes, light grid, and the
-    book's colour cycle.
+    Seaborn's ``whitegrid`` theme, so that plain Matplotlib figures and seaborn's
+    statistical figures look alike, with deterministic output (fixed SVG hash salt),
+    readable sizes, light grid, no top or right spines, and :data:`PALETTE` as the
+    colour cycle (also seaborn's default palette).
 
     Examples
     --------
     >>> use_book_style()
     >>> mpl.rcParams["figure.dpi"]
     110.0
+    >>> import seaborn as sns
+    >>> sns.color_palette().as_hex()[0] == PALETTE["global"].lower()
+    True
     """
-    mpl.rcParams.update(
-        {
+    import seaborn as sns
+
+    sns.set_theme(
+        context="notebook",
+        style="whitegrid",
+        palette=list(PALETTE.values()),
+        rc={
             "figure.figsize": (7.0, 3.6),
             "figure.dpi": 110.0,
             "savefig.dpi": 110.0,
@@ -75,7 +87,13 @@ def use_book_style() -> None:
             "ytick.labelsize": 9,
             "svg.hashsalt": "local-global-cosine",
             "axes.prop_cycle": mpl.cycler(color=list(PALETTE.values())),
-        }
+            "font.size": 10,
+            "axes.edgecolor": "0.3",
+            "xtick.bottom": True,
+            "ytick.left": True,
+            "xtick.color": "0.15",
+            "ytick.color": "0.15",
+        },
     )
 
 

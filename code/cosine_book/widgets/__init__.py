@@ -22,6 +22,7 @@ the widget functions are re-exported here.
 
 from cosine_book.widgets.blocks import bounds_widget, two_block_widget
 from cosine_book.widgets.correlation import decomposition_widget, simpson_widget
+from cosine_book.widgets.diagnostics import shared_direction_widget
 from cosine_book.widgets.factorization import rescaling_widget
 from cosine_book.widgets.optim import truncation_explorer
 
@@ -29,6 +30,7 @@ __all__ = [
     "bounds_widget",  # chapter 3
     "decomposition_widget",  # chapter 4
     "rescaling_widget",  # chapter 6
+    "shared_direction_widget",  # chapter 7
     "simpson_widget",  # chapter 5
     "truncation_explorer",  # chapter 1
     "two_block_widget",  # chapter 2
