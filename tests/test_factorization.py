@@ -31,6 +31,7 @@ from cosine_book.factorization import (
     objective2_loss,
     prediction_item_cosines,
     rescale,
+    rescaling_spread,
     same_cluster_matrix,
     simulate_interactions,
     standardize_columns,
@@ -833,3 +834,109 @@ def test_numpy_only_results_are_bit_identical_on_a_simulated_older_cpu():
     here, there, notes = compare_here_and_there(_PORTABLE)
     differing = sorted(name for name in here if here[name] != there[name])
     assert not differing, f"results differ on the simulated CPU ({notes}): {differing}"
+
+
+# ---------------------------------------------------------------------------
+# rescaling_spread: objective 1 under four equally optimal D
+# ---------------------------------------------------------------------------
+
+_SMALL_SIM = simulate_interactions(n_users=400, n_items=60, n_clusters=3, min_items=5, seed=4)
+
+
+def test_rescaling_spread_matches_the_suite():
+    X, clusters = _SMALL_SIM.X, _SMALL_SIM.item_clusters
+    spread = rescaling_spread(X, clusters, lam=20.0, k=6)
+    suite = item_similarity_suite(X, clusters, lam1=20.0, lam2=1.0, k=6)
+    n = len(clusters)
+    for m, label in enumerate(spread.labels):
+        S = suite[label]
+        recovery = cluster_recovery(S, clusters)
+        assert spread.auc[m] == recovery.auc
+        assert spread.neighbour_share[m] == recovery.neighbour_share
+        assert spread.mean_cosine[m] == (S.sum() - n) / (n * n - n)
+    # dense and sparse input agree, and the D do move the scores
+    dense = rescaling_spread(X.toarray(), clusters, lam=20.0, k=6)
+    np.testing.assert_array_equal(dense.auc, spread.auc)
+    assert np.ptp(spread.mean_cosine) > 0.05
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10**6), lam=st.floats(0.01, 100.0))
+def test_rescaling_spread_full_rank_case_one_is_the_identity(seed, lam):
+    # k = p and alpha = +1/2: B D^-1 = V, orthonormal rows, so every cosine of two
+    # distinct items is zero (case 1 of the rescaling theorem).
+    X = random_data(seed, n=12, p=5)
+    spread = rescaling_spread(X, [0, 0, 1, 1, 2], lam=lam, k=5, n_neighbours=2)
+    assert abs(spread.mean_cosine[0]) < 1e-12
+    assert np.all((0.0 <= spread.auc) & (spread.auc <= 1.0))
+    assert np.all(np.abs(spread.mean_cosine) <= 1.0)
+
+
+@pytest.mark.parametrize("exponent", [400, -400])
+def test_rescaling_spread_is_the_same_in_any_units(exponent):
+    X, clusters = _SMALL_SIM.X, _SMALL_SIM.item_clusters
+    reference = rescaling_spread(X, clusters, lam=20.0, k=6)
+    scaled = rescaling_spread(
+        np.ldexp(X.toarray(), exponent), clusters, lam=np.ldexp(20.0, 2 * exponent), k=6
+    )
+    np.testing.assert_allclose(scaled.auc, reference.auc, rtol=0, atol=1e-3)
+    np.testing.assert_allclose(scaled.mean_cosine, reference.mean_cosine, rtol=0, atol=1e-12)
+
+
+SPREAD_BAD_INPUT = [
+    # (call, expected error-message fragment)
+    pytest.param(
+        lambda: rescaling_spread(_masked(_X), [0, 0, 1, 1, 1], k=2), "masked", id="masked"
+    ),
+    pytest.param(lambda: rescaling_spread(_X + 1j, [0, 0, 1, 1, 1], k=2), "complex", id="complex"),
+    pytest.param(lambda: rescaling_spread([["1", "2"]], [0, 1], k=1), "strings", id="strings"),
+    pytest.param(lambda: rescaling_spread([[1.0, 2.0], [3.0]], [0, 1], k=1), "ragged", id="ragged"),
+    pytest.param(
+        lambda: rescaling_spread(_with(_X, (2, 3), np.nan), [0, 0, 1, 1, 1], k=2), "NaN", id="NaN"
+    ),
+    pytest.param(
+        lambda: rescaling_spread(_with(_X, (0, 0), np.inf), [0, 0, 1, 1, 1], k=2),
+        "infinite",
+        id="inf",
+    ),
+    pytest.param(
+        lambda: rescaling_spread(
+            scipy.sparse.csr_array(_with(_X, (1, 1), np.nan)), [0, 0, 1, 1, 1], k=2
+        ),
+        "NaN",
+        id="sparse-NaN",
+    ),
+    pytest.param(lambda: rescaling_spread(np.ones((0, 5)), [0] * 5, k=2), "empty", id="empty"),
+    pytest.param(lambda: rescaling_spread(np.ones(5), [0] * 5, k=1), "2-D", id="1-D"),
+    pytest.param(lambda: rescaling_spread(_X, [0, 0, 1, 1], k=2), "4 labels but there are 5"),
+    pytest.param(
+        lambda: rescaling_spread(_X, [0] * 5, k=2, n_neighbours=2),
+        "both same-cluster",
+        id="one-cluster",
+    ),
+    pytest.param(
+        lambda: rescaling_spread(_X, range(5), k=2, n_neighbours=2),
+        "both same-cluster",
+        id="singletons",
+    ),
+    pytest.param(lambda: rescaling_spread(_X, [0, 0, 1, None, 1], k=2), "missing label"),
+    pytest.param(lambda: rescaling_spread(np.ones((3, 1)), [0], k=1), "at least 2 items"),
+    pytest.param(lambda: rescaling_spread(_X, [0, 0, 1, 1, 1], lam=0.0), "lam must be positive"),
+    pytest.param(lambda: rescaling_spread(_X, [0, 0, 1, 1, 1], lam=np.nan), "lam must be a finite"),
+    pytest.param(lambda: rescaling_spread(_X, [0, 0, 1, 1, 1], k=6), "k must be between 1 and 5"),
+    pytest.param(lambda: rescaling_spread(_X, [0, 0, 1, 1, 1], k=2.0), "k must be an integer"),
+    pytest.param(
+        lambda: rescaling_spread(_X, [0, 0, 1, 1, 1], k=2, n_neighbours=5), "between 1 and 4"
+    ),
+    pytest.param(
+        lambda: rescaling_spread(np.tile(np.eye(4)[:, :2], 2), [0, 0, 1, 1], k=3, n_neighbours=1),
+        "lower k",
+        id="rank-below-k",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "match"), SPREAD_BAD_INPUT)
+def test_rescaling_spread_bad_input_table(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

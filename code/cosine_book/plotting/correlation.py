@@ -3,29 +3,37 @@
 Axes-level helpers (``draw_*``) draw onto given axes, so chapters can combine
 them; :func:`decomposition_figure` and :func:`simpson_figure` are the drawing
 functions of the two widgets of :mod:`cosine_book.widgets.correlation`.
+:func:`centring_figure` shows centring as a projection for three observations,
+:func:`draw_group_regressions` the grouped regression lines with seaborn, and
+:func:`draw_causal_diagram` a small causal graph.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 from numpy.typing import ArrayLike, NDArray
 
 from cosine_book._validation import as_float_scalar, as_real_array
-from cosine_book.correlation import GroupedCorrelation, grouped_correlation
+from cosine_book.correlation import GroupedCorrelation, grouped_correlation, pearson
 from cosine_book.datasets import BerkeleyAdmissions
 from cosine_book.plotting import PALETTE
+from cosine_book.similarity import cosine
 
 __all__ = [
     "GROUP_COLOURS",
+    "centring_figure",
     "decomposition_figure",
     "draw_admission_rates",
+    "draw_causal_diagram",
     "draw_decomposition",
     "draw_group_means",
+    "draw_group_regressions",
     "draw_grouped_scatter",
     "draw_offset_sweep",
     "simpson_figure",
@@ -442,3 +450,361 @@ def simpson_figure(
         within=tuple(float(r) for r in result.within),
     )
     return fig
+
+
+# An orthonormal basis of the plane of R^3 orthogonal to (1, 1, 1), where centred
+# vectors of three observations lie.
+_PLANE_BASIS = np.array([[1.0, -1.0, 0.0], [1.0, 1.0, -2.0]]) / np.array(
+    [[np.sqrt(2.0)], [np.sqrt(6.0)]]
+)
+
+
+def _plane_coordinates(vector: NDArray[np.float64]) -> tuple[float, float]:
+    """Coordinates of a vector of R^3 in :data:`_PLANE_BASIS` (fixed-order sums, no BLAS)."""
+    return float(np.sum(vector * _PLANE_BASIS[0])), float(np.sum(vector * _PLANE_BASIS[1]))
+
+
+def centring_figure(x: ArrayLike, y: ArrayLike) -> Figure:
+    r"""Centring as a projection, for three observations: the vectors in :math:`\mathbb{R}^3`.
+
+    Left, in 3-D: the data vectors ``x`` and ``y`` (solid arrows), the line of the
+    all-ones vector :math:`\mathbf 1`, the plane orthogonal to it, and the centred
+    vectors :math:`x - \bar x \mathbf 1`, :math:`y - \bar y \mathbf 1` (paler
+    arrows in the plane). A dotted segment parallel to :math:`\mathbf 1` joins
+    each vector to its centred version: centring removes the projection
+    :math:`\bar x \mathbf 1` of ``x`` on :math:`\mathbf 1`. Right: that plane
+    seen face on (along :math:`\mathbf 1`), where the two centred vectors make
+    the angle whose cosine is Pearson's ``r``. Both panels are drawn after
+    dividing ``x`` and ``y`` by their largest absolute entry (one common
+    positive factor, which changes no angle), so entries near ``1e300`` or
+    ``1e-300`` draw as well as any.
+
+    Parameters
+    ----------
+    x, y : array_like of shape (3,)
+        Three paired observations, neither sample constant.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two axes (3-D, then 2-D); the right one's title gives ``r`` and the
+        raw cosine, both rounded to two decimals.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` or ``y`` is not a 1-D array of three finite real numbers, or
+        is constant (its centred vector is zero and ``r`` undefined).
+
+    Examples
+    --------
+    >>> fig = centring_figure([1.0, 4.0, 3.5], [3.0, 1.0, 2.5])
+    >>> fig.axes[0].name
+    '3d'
+    >>> fig.axes[1].get_title()
+    'the plane seen along 1: r = cos θ = -0.80 (raw cosine 0.72)'
+    >>> plt.close(fig)
+    """
+    x_array = as_real_array(x, "x", ndim=1)
+    y_array = as_real_array(y, "y", ndim=1)
+    for array, name in ((x_array, "x"), (y_array, "y")):
+        if array.shape != (3,):
+            raise ValueError(
+                f"{name} has {array.size} entries; expected exactly 3 (one axis per "
+                "observation of a 3-D picture)"
+            )
+    r = pearson(x_array, y_array)  # refuses a constant sample
+    raw = cosine(x_array, y_array)
+    x_float, y_float = x_array.astype(np.float64), y_array.astype(np.float64)
+    scale = max(float(np.max(np.abs(x_float))), float(np.max(np.abs(y_float))))
+    x_unit, y_unit = x_float / scale, y_float / scale
+    x_centred = x_unit - np.mean(x_unit)
+    y_centred = y_unit - np.mean(y_unit)
+
+    u_x, v_x = _plane_coordinates(x_centred)
+    u_y, v_y = _plane_coordinates(y_centred)
+
+    fig = plt.figure(figsize=(9.0, 4.2), layout="none")
+    ax3d = fig.add_subplot(1, 2, 1, projection="3d")
+    flat = fig.add_subplot(1, 2, 2)
+    fig.subplots_adjust(left=0.0, right=0.98, bottom=0.04, top=0.9, wspace=0.05)
+    colours = {"x": PALETTE["global"], "y": PALETTE["accent"]}
+    # The plane orthogonal to 1, as a translucent disc, and the line of 1.
+    radius = 1.15 * max(float(np.hypot(u_x, v_x)), float(np.hypot(u_y, v_y)))
+    angles = np.linspace(0.0, 2.0 * np.pi, 61)
+    circle = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    disc = radius * (circle[:, :1] * _PLANE_BASIS[0] + circle[:, 1:] * _PLANE_BASIS[1])
+    ax3d.add_collection3d(
+        Poly3DCollection([disc], facecolor=PALETTE["neutral"], alpha=0.18, edgecolor="none")
+    )
+    top = 1.15 * max(1.0, float(np.max(np.abs(x_unit))), float(np.max(np.abs(y_unit))))
+    ends = np.array([-0.5, 1.0]) * top
+    ax3d.plot(ends, ends, ends, color=PALETTE["neutral"], lw=1.5)
+    ax3d.text(top, top, top, " 1", color="0.3", fontsize=11)
+    for name, raw_vector, centred in (("x", x_unit, x_centred), ("y", y_unit, y_centred)):
+        colour = colours[name]
+        ax3d.quiver(0, 0, 0, *raw_vector, color=colour, lw=2.2, arrow_length_ratio=0.1)
+        ax3d.quiver(0, 0, 0, *centred, color=colour, lw=1.8, alpha=0.6, arrow_length_ratio=0.15)
+        ax3d.plot(*np.stack([raw_vector, centred]).T, ":", color=colour, lw=1.3)
+        ax3d.text(*raw_vector, f" {name}", color=colour, fontsize=11)
+        ax3d.plot(*np.full((3, 1), np.mean(raw_vector)), "o", color=colour, ms=4)
+    limit = max(top, radius)
+    for axis_set in (ax3d.set_xlim, ax3d.set_ylim, ax3d.set_zlim):
+        axis_set(-limit, limit)
+    ax3d.set_box_aspect((1.0, 1.0, 1.0))
+    for axis, label in zip(
+        (ax3d.xaxis, ax3d.yaxis, ax3d.zaxis), ("obs. 1", "obs. 2", "obs. 3"), strict=True
+    ):
+        axis.set_ticklabels([])
+        axis.set_pane_color((1.0, 1.0, 1.0, 0.0))
+        axis.set_label_text(label, fontsize=9)
+        axis.labelpad = -12
+    ax3d.view_init(elev=28, azim=-20)
+    ax3d.set_title("centring slides x and y along 1 into the plane", fontsize=10)
+
+    flat.add_patch(plt.Circle((0.0, 0.0), radius, color=PALETTE["neutral"], alpha=0.18, lw=0))
+    points = {"x": (u_x, v_x), "y": (u_y, v_y)}
+    for name, (u, v) in points.items():
+        flat.annotate(
+            "",
+            (u, v),
+            (0.0, 0.0),
+            arrowprops={"arrowstyle": "-|>", "color": colours[name], "lw": 2, "shrinkA": 0},
+        )
+        flat.annotate(
+            f"${name} - \\bar{{{name}}}\\,\\mathbf{{1}}$",
+            (u, v),
+            xytext=(6 * np.sign(u), 6 * np.sign(v)),
+            textcoords="offset points",
+            ha="left" if u >= 0 else "right",
+            va="bottom" if v >= 0 else "top",
+            color=colours[name],
+            fontsize=10,
+        )
+    start_angle, end_angle = np.arctan2(v_x, u_x), np.arctan2(v_y, u_y)
+    if end_angle - start_angle > np.pi:
+        end_angle -= 2.0 * np.pi
+    elif start_angle - end_angle > np.pi:
+        end_angle += 2.0 * np.pi
+    arc = np.linspace(start_angle, end_angle, 40)
+    flat.plot(0.3 * radius * np.cos(arc), 0.3 * radius * np.sin(arc), color="0.3", lw=1)
+    middle = (start_angle + end_angle) / 2.0
+    flat.text(
+        0.42 * radius * np.cos(middle),
+        0.42 * radius * np.sin(middle),
+        "θ",
+        ha="center",
+        va="center",
+        fontsize=11,
+    )
+    flat.plot([0.0], [0.0], "o", color="0.3", ms=4)
+    flat.set_xlim(-1.3 * radius, 1.3 * radius)
+    flat.set_ylim(-1.3 * radius, 1.3 * radius)
+    flat.set_aspect("equal")
+    flat.set_axis_off()
+    flat.set_title(
+        f"the plane seen along 1: r = cos θ = {_two_decimals(r)} (raw cosine {_two_decimals(raw)})",
+        fontsize=10,
+    )
+    return fig
+
+
+def draw_group_regressions(
+    ax: Axes,
+    x: ArrayLike,
+    y: ArrayLike,
+    groups: ArrayLike,
+    *,
+    result: GroupedCorrelation | None = None,
+    point_size: float = 14.0,
+) -> GroupedCorrelation:
+    """Seaborn regression plots by group, and the pooled fit dashed: the classic Simpson picture.
+
+    One ``seaborn.regplot`` per group (its points and least-squares line,
+    no confidence band), and one for all the data (line only, dashed), with
+    the same colours and legend as :func:`draw_grouped_scatter`.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Axes to draw on.
+    x, y : array_like of shape (n,)
+        The data.
+    groups : array_like of shape (n,)
+        Group labels; the legend shows each group's ``r``.
+    result : GroupedCorrelation, optional
+        Precomputed :func:`~cosine_book.correlation.grouped_correlation`.
+    point_size : float
+        Marker area, positive.
+
+    Returns
+    -------
+    GroupedCorrelation
+        The numbers shown.
+
+    Examples
+    --------
+    >>> fig, ax = plt.subplots()
+    >>> x, y, groups = [0, 1, 2, 3], [1, 2, 0, 1], ["a", "a", "b", "b"]
+    >>> result = draw_group_regressions(ax, x, y, groups)
+    >>> [text.get_text() for text in ax.get_legend().get_texts()]
+    ['a: r = 1.00', 'b: r = 1.00', 'pooled: r = -0.32']
+    >>> plt.close(fig)
+    """
+    import seaborn as sns
+
+    if result is None:
+        result = grouped_correlation(x, y, groups)  # validates x, y and groups
+    point_size = as_float_scalar(point_size, "point_size", positive=True)
+    x_array = as_real_array(x, "x", ndim=1).astype(np.float64)
+    y_array = as_real_array(y, "y", ndim=1).astype(np.float64)
+    labels_array = np.asarray(groups)
+    for g, label in enumerate(result.labels):
+        member = labels_array == label
+        sns.regplot(
+            x=x_array[member],
+            y=y_array[member],
+            ax=ax,
+            ci=None,
+            color=GROUP_COLOURS[g % len(GROUP_COLOURS)],
+            label=f"{label}: r = {_two_decimals(result.within[g])}",
+            scatter_kws={"s": point_size, "alpha": 0.75},
+            line_kws={"lw": 2},
+        )
+    sns.regplot(
+        x=x_array,
+        y=y_array,
+        ax=ax,
+        ci=None,
+        scatter=False,
+        color=PALETTE["global"],
+        label=f"pooled: r = {_two_decimals(result.pooled)}",
+        line_kws={"lw": 2, "ls": "--"},
+    )
+    legend = ax.legend(loc="best", frameon=True, framealpha=0.85)
+    legend.get_frame().set_edgecolor("none")
+    return result
+
+
+def draw_causal_diagram(
+    ax: Axes,
+    nodes: Mapping[str, tuple[float, float]],
+    edges: Sequence[tuple[str, str]],
+    *,
+    edge_labels: Mapping[tuple[str, str], str] | None = None,
+) -> None:
+    """A small causal graph: named boxes at given positions, one arrow per edge.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Axes to draw on; its frame, grid and ticks are switched off.
+    nodes : mapping of str to (float, float)
+        Each variable's name and the centre of its box, in data coordinates.
+    edges : sequence of (str, str)
+        Arrows from cause to effect, between names of ``nodes``.
+    edge_labels : mapping of (str, str) to str, optional
+        Text written beside some of the edges.
+
+    Raises
+    ------
+    ValueError
+        If ``nodes`` is empty, not a mapping of names to pairs of finite real
+        numbers, or an edge (or a labelled edge) names an unknown node, joins a
+        node to itself, or is not one of ``edges``.
+
+    Examples
+    --------
+    >>> fig, ax = plt.subplots()
+    >>> nodes = {"sex": (0, 0), "department": (1, 1), "admission": (2, 0)}
+    >>> edges = [("sex", "department"), ("department", "admission"),
+    ...          ("sex", "admission")]
+    >>> draw_causal_diagram(ax, nodes, edges)
+    >>> sorted(text.get_text() for text in ax.texts if text.get_text())
+    ['admission', 'department', 'sex']
+    >>> plt.close(fig)
+    """
+    if not isinstance(nodes, Mapping) or not nodes:
+        raise ValueError(
+            f"nodes must be a non-empty mapping of names to (x, y) positions; got {nodes!r}"
+        )
+    names = list(nodes)
+    for name in names:
+        if not isinstance(name, str):
+            raise ValueError(f"node names must be strings; got {name!r}")
+    positions = as_real_array([nodes[name] for name in names], "nodes (positions)", ndim=2)
+    if positions.shape[1] != 2:
+        raise ValueError(
+            f"nodes (positions) has shape {positions.shape}; expected one (x, y) pair per node"
+        )
+    where = dict(zip(names, positions.astype(np.float64).tolist(), strict=True))
+    edge_list = [tuple(edge) for edge in edges]
+    for edge in edge_list:
+        if len(edge) != 2:
+            raise ValueError(f"edge {edge!r} must be a pair (cause, effect)")
+        for end in edge:
+            if end not in where:
+                raise ValueError(
+                    f"edge {edge!r} names an unknown node {end!r}; expected one of {names}"
+                )
+        if edge[0] == edge[1]:
+            raise ValueError(f"edge {edge!r} joins a node to itself; expected two nodes")
+    labels = dict(edge_labels or {})
+    for edge in labels:
+        if tuple(edge) not in edge_list:
+            raise ValueError(f"edge_labels names {edge!r}, which is not one of the edges")
+
+    boxes = {}
+    for name, (u, v) in where.items():
+        boxes[name] = ax.text(
+            u,
+            v,
+            name,
+            ha="center",
+            va="center",
+            fontsize=11,
+            bbox={
+                "boxstyle": "round,pad=0.45",
+                "facecolor": "white",
+                "edgecolor": PALETTE["global"],
+                "lw": 1.5,
+            },
+            zorder=3,
+        )
+    for cause, effect in edge_list:
+        ax.annotate(
+            "",
+            xy=where[effect],
+            xytext=where[cause],
+            arrowprops={
+                "arrowstyle": "-|>,head_length=0.6,head_width=0.3",
+                "color": "0.25",
+                "lw": 1.6,
+                "shrinkA": 0,
+                "shrinkB": 0,
+                "patchA": boxes[cause].get_bbox_patch(),
+                "patchB": boxes[effect].get_bbox_patch(),
+            },
+            zorder=2,
+        )
+        text = labels.get((cause, effect))
+        if text:
+            middle = (np.array(where[cause]) + np.array(where[effect])) / 2.0
+            ax.annotate(
+                text,
+                tuple(middle.tolist()),
+                xytext=(0, -12),
+                textcoords="offset points",
+                ha="center",
+                va="top",
+                fontsize=9,
+                color="0.3",
+                style="italic",
+            )
+    spread = np.ptp(positions.astype(np.float64), axis=0)
+    margin = 0.35 * np.maximum(spread, 1.0)
+    low = positions.min(axis=0) - margin
+    high = positions.max(axis=0) + margin
+    ax.set_xlim(float(low[0]), float(high[0]))
+    ax.set_ylim(float(low[1]), float(high[1]))
+    ax.set_axis_off()
