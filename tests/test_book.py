@@ -44,10 +44,30 @@ print(json.dumps(dirs))
 
 
 def toc_files() -> list[str]:
+    """Every page of _toc.yml in reading order: the root, then each part's entries."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = [toc["root"]]
-    files += [entry["file"] for entry in toc.get("chapters", [])]
+
+    def walk(entries: list[dict]) -> None:
+        for entry in entries:
+            if "file" in entry:
+                files.append(entry["file"])
+            for key in ("parts", "chapters", "sections"):
+                walk(entry.get(key, []))
+
+    walk([{key: toc[key] for key in ("parts", "chapters") if key in toc}])
     return files
+
+
+def test_chapters_are_numbered_and_the_rest_is_not():
+    # Per-chapter numbering (Theorem 3.1, eq. (2.4), Fig. 6.2) comes from numbering the
+    # chapters' toctree; the intro must not hold a second toctree ({tableofcontents}),
+    # which would number the chapters a second time (11, 12, ...).
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    numbered = [part for part in toc["parts"] if part.get("numbered")]
+    assert len(numbered) == 1
+    assert all(re.match(r"chapters/\d\d_", entry["file"]) for entry in numbered[0]["chapters"])
+    assert "{tableofcontents}" not in (ROOT / "chapters" / "intro.md").read_text()
 
 
 def load(path: Path) -> dict:

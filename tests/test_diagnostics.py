@@ -569,7 +569,9 @@ def shared_direction_parts(E):
     mean = E.mean(axis=0)
     centred = E - mean
     spread = np.sqrt(np.mean(np.sum(centred**2, axis=1)))
-    return mean, mean / np.linalg.norm(mean), spread
+    norm = np.linalg.norm(mean)
+    # A zero mean has no direction (the tests then assume it away).
+    return mean, mean / norm if norm > 0 else np.zeros_like(mean), spread
 
 
 def test_with_shared_direction_known_values():

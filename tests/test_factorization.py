@@ -940,3 +940,68 @@ SPREAD_BAD_INPUT = [
 def test_rescaling_spread_bad_input_table(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# --- retrieval_quality: dot product versus cosine on held-out interactions ---
+
+from cosine_book.factorization import retrieval_quality  # noqa: E402
+
+
+def _retrieval_data(seed=0):
+    return simulate_interactions(n_users=300, n_items=30, n_clusters=2, min_items=6, seed=seed).X
+
+
+def test_retrieval_quality_shapes_ranges_and_determinism():
+    X = _retrieval_data()
+    first = retrieval_quality(X, lam=10.0, k=5, min_items=6, n_recommended=5)
+    again = retrieval_quality(X.toarray(), lam=10.0, k=5, min_items=6, n_recommended=5)
+    assert len(first.labels) == first.recall.size == first.hit_rate.size == 7
+    assert np.all((first.recall >= 0) & (first.recall <= 1))
+    assert np.all(first.hit_rate >= first.recall - 1e-12) or np.all(first.hit_rate >= 0)
+    np.testing.assert_array_equal(first.recall, again.recall)
+    np.testing.assert_array_equal(first.mean_popularity, again.mean_popularity)
+    assert first.n_users == 300 and first.n_held_out > 0
+
+
+def test_retrieval_dot_product_does_not_depend_on_scale_of_x():
+    X = _retrieval_data(1).toarray()
+    base = retrieval_quality(X, lam=10.0, k=5, min_items=6, n_recommended=5)
+    scaled = retrieval_quality(2.0**300 * X, lam=10.0 * 2.0**600, k=5, min_items=6, n_recommended=5)
+    np.testing.assert_allclose(scaled.recall, base.recall, atol=1e-2)
+
+
+def test_retrieval_full_rank_alpha_half_ranks_like_dot_product():
+    # Theorem case 1: with k = p and B D^-1 = V (unit rows), the user-item cosine ranks
+    # a user's items as the dot product does. Continuous weights avoid exact ties.
+    rng = np.random.default_rng(0)
+    X = (rng.random((200, 12)) < 0.5) * rng.random((200, 12))
+    quality = retrieval_quality(X, lam=0.5, k=12, min_items=4, n_recommended=3)
+    assert quality.recall[1] == quality.recall[0]
+
+
+RETRIEVAL_BAD_INPUT = [
+    pytest.param(lambda: retrieval_quality(_masked(_X), k=2), "masked", id="masked"),
+    pytest.param(lambda: retrieval_quality(_X + 1j, k=2), "complex", id="complex"),
+    pytest.param(lambda: retrieval_quality([["1", "2"]], k=1), "strings", id="strings"),
+    pytest.param(lambda: retrieval_quality([[1.0, 2.0], [3.0]], k=1), "ragged", id="ragged"),
+    pytest.param(lambda: retrieval_quality(_with(_X, (2, 3), np.nan), k=2), "NaN", id="NaN"),
+    pytest.param(lambda: retrieval_quality(_with(_X, (0, 0), np.inf), k=2), "infinite", id="inf"),
+    pytest.param(lambda: retrieval_quality(_X, k=2, holdout=1.0), "below 1", id="holdout-1"),
+    pytest.param(lambda: retrieval_quality(_X, k=2, holdout=0.0), "positive", id="holdout-0"),
+    pytest.param(lambda: retrieval_quality(_X, k=2, min_items=1), "min_items", id="min-items"),
+    pytest.param(
+        lambda: retrieval_quality(_X, k=2, min_items=99, n_recommended=2),
+        "lower min_items",
+        id="none",
+    ),
+    pytest.param(lambda: retrieval_quality(_X, k=2, n_recommended=5), "between 1 and 4"),
+    pytest.param(lambda: retrieval_quality(_X, k=2, lam=-1.0), "lam must be positive"),
+    pytest.param(lambda: retrieval_quality(_X, k=9), "k must be between 1 and 5"),
+    pytest.param(lambda: retrieval_quality(_X, k=2, seed=-1, n_recommended=2), "seed"),
+]
+
+
+@pytest.mark.parametrize(("call", "match"), RETRIEVAL_BAD_INPUT)
+def test_retrieval_quality_bad_input_table(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -198,3 +198,52 @@ CORRELATION_BAD_INPUTS = [
 def test_correlation_figures_bad_input_table(ax, call, message):
     with pytest.raises(ValueError, match=message):
         call(ax)
+
+
+# --- cosine_book.plotting.factorization: spectrum and annotated heatmaps ---
+
+from cosine_book.plotting.factorization import (  # noqa: E402
+    plot_cosine_heatmaps,
+    plot_spectrum,
+)
+
+
+def test_plot_spectrum_marks_both_thresholds():
+    fig = plot_spectrum({"A": [300.0, 150.0, 50.0]}, lam1=1e4, lam2=100.0, k=2)
+    left, right = fig.axes[:2]
+    horizontal = [line for line in left.lines if line.get_ydata()[0] == line.get_ydata()[-1]]
+    assert [line.get_ydata()[0] for line in horizontal] == [100.0, 100.0]
+    kept = right.lines[0].get_ydata()
+    np.testing.assert_allclose(kept, [0.9, 150.0**2 / (150.0**2 + 1e4), 0.2])
+    plt.close(fig)
+
+
+def test_heatmap_annotation_and_boundaries():
+    truth = np.kron(np.eye(2), np.ones((2, 2)))
+    fig = plot_cosine_heatmaps(
+        {"t": truth}, ["t"], [0, 0, 1, 1], [4, 3, 2, 1], boundaries=True, annotate=True
+    )
+    assert fig.axes[0].texts[0].get_text() == "AUC 1.000, mean 0.333"
+    assert len(fig.axes[0].lines) == 2  # one horizontal, one vertical boundary
+    plt.close(fig)
+
+
+SPECTRUM_BAD_INPUTS = [
+    (lambda: plot_spectrum({}, 1.0, 1.0), "non-empty dict"),
+    (lambda: plot_spectrum({"A": [1.0, -1.0]}, 1.0, 1.0), "negative"),
+    (lambda: plot_spectrum({"A": [1.0, np.nan]}, 1.0, 1.0), "NaN"),
+    (lambda: plot_spectrum({"A": [1.0]}, 0.0, 1.0), "lam1 must be positive"),
+    (lambda: plot_spectrum({"A": [1.0]}, 1.0, 1.0, k=0), "k"),
+    (lambda: plot_spectrum({"A": ["1"]}, 1.0, 1.0), "strings"),
+    (
+        lambda: plot_cosine_heatmaps({"t": np.eye(2)}, ["t"], [0, 0], [1, 2], annotate=True),
+        "both same-cluster",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "message"), SPECTRUM_BAD_INPUTS)
+def test_factorization_figures_bad_input_table(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+    plt.close("all")

@@ -8,6 +8,7 @@ down to display resolution by :func:`downsample` so that its image stays small.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import matplotlib.pyplot as plt
@@ -16,10 +17,21 @@ from matplotlib.colors import Colormap
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 
-from cosine_book._validation import as_int_scalar, as_real_matrix
-from cosine_book.factorization import RescalingUpdate, cluster_order
+from cosine_book._validation import (
+    as_float_scalar,
+    as_int_scalar,
+    as_real_array,
+    as_real_matrix,
+)
+from cosine_book.factorization import (
+    RescalingUpdate,
+    _as_clusters,
+    _pair_auc,
+    _shrinkage,
+    cluster_order,
+)
 
-__all__ = ["downsample", "plot_cosine_heatmaps", "rescaling_figure"]
+__all__ = ["downsample", "plot_cosine_heatmaps", "plot_spectrum", "rescaling_figure"]
 
 #: Cells per side of the widget's heatmap (1,000 items: means over 5 x 5 tiles).
 DISPLAY_CELLS = 200
@@ -162,6 +174,9 @@ def plot_cosine_heatmaps(
     popularity: ArrayLike,
     titles: list[str] | None = None,
     n_cols: int = 3,
+    *,
+    boundaries: bool = False,
+    annotate: bool = False,
 ) -> Figure:
     """Item-item cosine heatmaps in a grid, items sorted by cluster then popularity.
 
@@ -180,6 +195,13 @@ def plot_cosine_heatmaps(
         Panel titles; default ``keys``.
     n_cols : int
         Panels per row, at least 1.
+    boundaries : bool
+        Draw thin lines between the clusters (the blocks of the display order).
+    annotate : bool
+        Write under each panel its exact AUC against the clusters and its mean
+        over the pairs of distinct items (see
+        :func:`cosine_book.factorization.cluster_recovery`; ties count one half).
+        Needs at least two clusters and one with two items.
 
     Returns
     -------
@@ -201,6 +223,20 @@ def plot_cosine_heatmaps(
     >>> [ax.get_title() for ax in fig.axes[:1]]
     ['truth']
     >>> plt.close(fig)
+
+    With cluster boundaries and each panel's AUC and mean similarity:
+
+    >>> fig = plot_cosine_heatmaps(
+    ...     {"truth": truth},
+    ...     ["truth"],
+    ...     clusters,
+    ...     popularity,
+    ...     boundaries=True,
+    ...     annotate=True,
+    ... )
+    >>> fig.axes[0].texts[0].get_text()
+    'AUC 1.000, mean 0.333'
+    >>> plt.close(fig)
     """
     missing = [key for key in keys if key not in similarities]
     if missing:
@@ -219,6 +255,22 @@ def plot_cosine_heatmaps(
                 f"({order.size}, {order.size}), one row and column per item"
             )
         shown[key] = matrix[np.ix_(order, order)]
+    sorted_labels = _as_clusters(clusters, order.size)[order]
+    notes = {}
+    if annotate:
+        n_items = order.size
+        upper_rows, upper_cols = np.triu_indices(n_items, k=1)
+        same = sorted_labels[upper_rows] == sorted_labels[upper_cols]
+        for key in keys:
+            matrix = shown[key]
+            auc = _pair_auc(matrix[upper_rows, upper_cols], same)
+            # Mean over the pairs of distinct items (fixed-order sums).
+            mean = (float(np.sum(matrix)) - float(np.sum(np.diagonal(matrix)))) / (
+                n_items * (n_items - 1)
+            )
+            notes[key] = f"AUC {auc:.3f}, mean {mean + 0.0:.3f}"
+    # Block edges in display order: where the cluster label changes.
+    edges = np.flatnonzero(sorted_labels[1:] != sorted_labels[:-1]) + 0.5
     n_rows = -(-len(keys) // n_cols)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(7.4, 2.45 * n_rows + 0.1), squeeze=False)
     for ax in axes.flat:
@@ -229,6 +281,132 @@ def plot_cosine_heatmaps(
             shown[key], cmap=_heatmap_colormap(), vmin=-1, vmax=1, interpolation="antialiased"
         )
         ax.set_title(title.replace("obj. 1, ", "obj. 1: ").replace("V_k", "$V_k$"), fontsize=9)
+        if boundaries:
+            for edge in edges:
+                ax.axhline(edge, color="0.15", lw=0.5)
+                ax.axvline(edge, color="0.15", lw=0.5)
+        if key in notes:
+            ax.text(
+                0.5, -0.03, notes[key], transform=ax.transAxes, ha="center", va="top", fontsize=8
+            )
     if image is not None:
         fig.colorbar(image, ax=axes, shrink=0.7, label="item–item cosine")
+    return fig
+
+
+def plot_spectrum(
+    singular_values: dict[str, ArrayLike],
+    lam1: float,
+    lam2: float,
+    k: int | None = None,
+) -> Figure:
+    r"""Singular values of the data with the thresholds of objectives 1 and 2.
+
+    Left, :math:`\sigma_i` against :math:`i` (log scale) for each data set, a
+    horizontal line at :math:`\sigma = \sqrt{\lambda_1}`, where objective 1's
+    shrinkage :math:`f_i = \sigma_i^2 / (\sigma_i^2 + \lambda_1)` is one half,
+    and one at :math:`\sigma = \lambda_2`, below which objective 2 drops a
+    dimension. Right, how much of each :math:`\sigma_i` the predictions keep:
+    :math:`f_i` for objective 1 (solid) and :math:`(1 - \lambda_2 / \sigma_i)_+`
+    for objective 2 (dashed). A dotted vertical line marks ``k``.
+
+    Parameters
+    ----------
+    singular_values : dict from str to array_like of shape (m,)
+        Nonnegative finite singular values, one array per data set (its name
+        is the legend entry).
+    lam1, lam2 : float
+        Regularisation of objectives 1 and 2, positive.
+    k : int, optional
+        Embedding dimension to mark, at least 1.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If ``singular_values`` is empty or not a dict, an entry is not a
+        nonnegative finite 1-D array, or ``lam1``, ``lam2`` or ``k`` is invalid.
+
+    Examples
+    --------
+    >>> fig = plot_spectrum({"A": [300.0, 120.0, 40.0]}, lam1=1e4, lam2=100.0, k=2)
+    >>> [ax.get_ylabel() for ax in fig.axes]
+    ['singular value σ_i', 'share of σ_i kept']
+    >>> plt.close(fig)
+    """
+    if not isinstance(singular_values, dict) or not singular_values:
+        raise ValueError(
+            "singular_values must be a non-empty dict from a name to an array of "
+            f"singular values; got {singular_values!r}"
+        )
+    lam1 = as_float_scalar(lam1, "lam1", positive=True)
+    lam2 = as_float_scalar(lam2, "lam2", positive=True)
+    if k is not None:
+        k = as_int_scalar(k, "k", minimum=1)
+    curves = {}
+    for name, values in singular_values.items():
+        sigma = as_real_array(values, f"singular_values[{name!r}]", ndim=1).astype(np.float64)
+        if np.any(sigma < 0):
+            raise ValueError(f"singular_values[{name!r}] has a negative entry; expected sigma >= 0")
+        curves[name] = sigma
+    fig, (left, right) = plt.subplots(1, 2, figsize=(7.4, 2.9), layout="constrained")
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for (name, sigma), colour in zip(curves.items(), itertools.cycle(colours)):
+        index = np.arange(1, sigma.size + 1)
+        shown = sigma > 0
+        left.plot(index[shown], sigma[shown], ".", ms=3, color=colour, label=f"setting {name}")
+        right.plot(index, _shrinkage(sigma, lam1), color=colour, lw=1.2)
+        kept = np.divide(
+            np.clip(sigma - lam2, 0.0, None), sigma, out=np.zeros_like(sigma), where=sigma > 0
+        )
+        right.plot(index, kept, "--", color=colour, lw=1.2)
+    grey = "0.35"
+    left.axhline(math.sqrt(lam1), color=grey, lw=0.9)
+    left.axhline(lam2, color=grey, lw=0.9, ls="--")
+    same = math.isclose(math.sqrt(lam1), lam2)
+    if same:
+        label = f"√λ₁ = λ₂ = {lam2:g}"
+        left.annotate(
+            label,
+            (1.0, lam2),
+            xycoords=("axes fraction", "data"),
+            xytext=(-4, 3),
+            textcoords="offset points",
+            ha="right",
+            va="bottom",
+            fontsize=8,
+        )
+    else:
+        for value, label in (
+            (math.sqrt(lam1), f"√λ₁ = {math.sqrt(lam1):g}"),
+            (lam2, f"λ₂ = {lam2:g}"),
+        ):
+            left.annotate(
+                label,
+                (1.0, value),
+                xycoords=("axes fraction", "data"),
+                xytext=(-4, 3),
+                textcoords="offset points",
+                ha="right",
+                va="bottom",
+                fontsize=8,
+            )
+    left.set_yscale("log")
+    left.set_xlabel("index i")
+    left.set_ylabel("singular value σ_i")
+    left.set_title("spectrum of X", fontsize=10)
+    left.legend(fontsize=8, loc="upper right", bbox_to_anchor=(1.0, 0.9))
+    right.plot([], [], color=grey, label="obj. 1: f_i")
+    right.plot([], [], "--", color=grey, label="obj. 2: (1 − λ₂/σ_i)₊")
+    right.set_ylim(-0.03, 1.03)
+    right.set_xlabel("index i")
+    right.set_ylabel("share of σ_i kept")
+    right.set_title("what the predictions keep", fontsize=10)
+    right.legend(fontsize=8, loc="upper right")
+    if k is not None:
+        for ax in (left, right):
+            ax.axvline(k, color=grey, lw=0.8, ls=":")
     return fig
