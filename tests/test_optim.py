@@ -17,6 +17,7 @@ from cosine_book.optim import (
     SGD,
     Adam,
     Momentum,
+    finite_difference_gap,
     init_mlp,
     max_gradient_error,
     mlp_loss_and_grad,
@@ -712,3 +713,36 @@ def test_truncation_is_bit_identical_on_a_simulated_older_cpu():
     here, there, notes = compare_here_and_there(_PORTABLE)
     differing = sorted(name for name in here if here[name] != there[name])
     assert not differing, f"truncation differs on the simulated CPU ({notes}): {differing}"
+
+
+def _quadratic(params):
+    return float(np.sum(params["w"] ** 2)), {"w": 2 * params["w"]}
+
+
+def test_finite_difference_gap_sees_a_wrong_gradient():
+    params = {"w": np.array([1.0, -2.0, 0.5])}
+    assert finite_difference_gap(params, _quadratic) < 1e-8
+
+    def wrong(current):
+        loss, grads = _quadratic(current)
+        return loss, {"w": grads["w"] + np.array([0.0, 0.4, 0.0])}
+
+    # The gap 0.4, relative to the largest entry of the (wrong) gradient, |-4 + 0.4|.
+    assert finite_difference_gap(params, wrong) == pytest.approx(0.4 / 3.6, rel=1e-6)
+    np.testing.assert_array_equal(params["w"], [1.0, -2.0, 0.5])  # never modified
+
+
+@pytest.mark.parametrize(
+    ("params", "kwargs", "fragment"),
+    [
+        ({}, {}, "non-empty mapping"),
+        ([1.0], {}, "non-empty mapping"),
+        ({"w": [np.nan]}, {}, "NaN"),
+        ({"w": [1.0]}, {"n_entries": 0}, "n_entries"),
+        ({"w": [1.0]}, {"step": 0.0}, "step must be positive"),
+        ({"w": [1.0]}, {"seed": -1}, "seed"),
+    ],
+)
+def test_finite_difference_gap_refuses_bad_input(params, kwargs, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        finite_difference_gap(params, _quadratic, **kwargs)

@@ -67,7 +67,7 @@ from cosine_book._validation import (
     as_real_array,
     nonfinite_error,
 )
-from cosine_book.optim import Adam
+from cosine_book.optim import Adam, finite_difference_gap
 
 __all__ = [
     "OBJECTIVES",
@@ -842,41 +842,7 @@ def embedding_gradient_error(
     def loss_and_grad(current: Params) -> tuple[float, Params]:
         return _loss_and_grad(current, x_checked, y_checked, model.objective, model.scale)
 
-    return _gradient_error(params, loss_and_grad, n_entries, step, seed)
-
-
-def _gradient_error(
-    params: Params, loss_and_grad: LossAndGrad, n_entries: int, step: float, seed: int
-) -> float:
-    """Relative gap between ``loss_and_grad``'s gradient and central differences."""
-    # Many small matrix products: one BLAS thread is much faster than several.
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _gradient_gap(params, loss_and_grad, n_entries, step, seed)
-
-
-def _gradient_gap(
-    params: Params, loss_and_grad: LossAndGrad, n_entries: int, step: float, seed: int
-) -> float:
-    _, grads = loss_and_grad(params)
-    names = list(grads)
-    sizes = np.array([grads[name].size for name in names])
-    rng = np.random.default_rng(seed)
-    chosen = rng.choice(int(sizes.sum()), size=min(n_entries, int(sizes.sum())), replace=False)
-    offsets = np.concatenate([[0], np.cumsum(sizes)])
-    gradient_scale = max(float(np.max(np.abs(value))) for value in grads.values())
-    worst = 0.0
-    for flat in chosen:
-        block = int(np.searchsorted(offsets, flat, side="right") - 1)
-        name = names[block]
-        index = np.unravel_index(int(flat - offsets[block]), grads[name].shape)
-        shifted = {key: value.copy() for key, value in params.items()}
-        shifted[name][index] += step
-        loss_plus = loss_and_grad(shifted)[0]
-        shifted[name][index] -= 2 * step
-        loss_minus = loss_and_grad(shifted)[0]
-        numeric = (loss_plus - loss_minus) / (2 * step)
-        worst = max(worst, abs(numeric - float(grads[name][index])))
-    return worst / max(gradient_scale, np.finfo(np.float64).tiny)
+    return finite_difference_gap(params, loss_and_grad, n_entries=n_entries, step=step, seed=seed)
 
 
 # ----------------------------------------------------------------------- rescaling
