@@ -13,10 +13,15 @@ import pytest
 from cosine_book.datasets import load_digits_split
 from cosine_book.diagnostics import (
     SWEEP_STRENGTHS,
+    centered_cosine_matrix,
+    embedding_report,
+    false_match_share,
+    neighbour_agreement,
     prepare_shared_direction,
     shared_direction_update,
 )
 from cosine_book.embeddings import hidden_features, train_embedding_model
+from cosine_book.factorization import cosine_matrix
 from cosine_book.plotting.diagnostics import (
     neighbour_images_figure,
     pair_cosines_figure,
@@ -196,3 +201,32 @@ def test_figures_draw():
 def test_figures_refuse_bad_input(call, fragment):
     with pytest.raises(ValueError, match=fragment):
         call()
+
+
+def test_chapter_7_claims_about_centring_the_hidden_layer():
+    # Chapter 7, "A shared mean direction": the ReLU hidden layer carries a strong shared
+    # direction; most pairs of different digits pass the threshold 0.5 raw, a few per cent
+    # after centring, while the top-10 neighbour agreement barely changes.
+    digits = load_digits_split()
+    model = train_embedding_model(
+        digits.x_train, digits.y_train, digits.x_test, digits.y_test, objective="dot"
+    )
+    features = hidden_features(model, digits.x_test)
+    raw, centred = cosine_matrix(features), centered_cosine_matrix(features)
+    assert embedding_report(features).mean_direction_share > 0.5
+    assert false_match_share(raw, digits.y_test) > 0.9
+    assert false_match_share(centred, digits.y_test) < 0.05
+    raw_agreement = neighbour_agreement(raw, digits.y_test, 10)
+    centred_agreement = neighbour_agreement(centred, digits.y_test, 10)
+    assert abs(raw_agreement - centred_agreement) < 0.02
+
+
+def test_false_match_share():
+    S = np.array([[1.0, 0.9, 0.6], [0.9, 1.0, 0.2], [0.6, 0.2, 1.0]])
+    assert false_match_share(S, ["a", "a", "b"], 0.5) == 0.5
+    assert false_match_share(S, ["a", "a", "b"], 0.7) == 0.0
+    assert false_match_share(S, ["a", "a", "a"]) == 0.0  # no unrelated pair
+    with pytest.raises(ValueError, match="threshold"):
+        false_match_share(S, ["a", "a", "b"], np.nan)
+    with pytest.raises(ValueError, match="labels"):
+        false_match_share(S, ["a", "b"])

@@ -68,6 +68,7 @@ __all__ = [
     "centered_cosine_matrix",
     "diagnose_pair",
     "embedding_report",
+    "false_match_share",
     "neighbour_agreement",
     "related_pair_cosines",
     "top_k_neighbours",
@@ -1038,6 +1039,41 @@ def related_pair_cosines(
     return values[same], values[~same]
 
 
+def false_match_share(S: ArrayLike, labels: ArrayLike, threshold: float = 0.5) -> float:
+    """Share of the unrelated pairs (different labels) whose similarity reaches ``threshold``.
+
+    The false matches of a rule "similar if the cosine is at least ``threshold``",
+    over the pairs ``i < j`` of :func:`related_pair_cosines`; 0 if no pair is
+    unrelated.
+
+    Parameters
+    ----------
+    S : array_like of shape (n, n)
+        Similarities, finite real numbers, ``n >= 2``.
+    labels : array_like of shape (n,)
+        What makes two items related.
+    threshold : float
+        The threshold, a finite real number.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> S = [[1.0, 0.9, 0.6], [0.9, 1.0, 0.2], [0.6, 0.2, 1.0]]
+    >>> false_match_share(S, ["a", "a", "b"], 0.5)
+    0.5
+    """
+    threshold = as_float_scalar(threshold, "threshold")
+    return _share_at_least(related_pair_cosines(S, labels)[1], threshold)
+
+
+def _share_at_least(values: NDArray[np.float64], threshold: float) -> float:
+    """Share of ``values`` at least ``threshold`` (0 for no values)."""
+    return float(np.mean(values >= threshold)) if values.size else 0.0
+
+
 # ---------------------------------------------------------------------------
 # A shared direction of growing strength (the chapter 7 widget's computation)
 # ---------------------------------------------------------------------------
@@ -1132,7 +1168,7 @@ def _pair_summary(
     return {
         "related": np.histogram(related, COSINE_BIN_EDGES)[0].astype(np.int64),
         "unrelated": np.histogram(unrelated, COSINE_BIN_EDGES)[0].astype(np.int64),
-        "unrelated_above": float(np.mean(unrelated >= threshold)) if unrelated.size else 0.0,
+        "unrelated_above": _share_at_least(unrelated, threshold),
     }
 
 

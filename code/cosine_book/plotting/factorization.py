@@ -366,12 +366,14 @@ def plot_spectrum(
     grey = "0.35"
     left.axhline(math.sqrt(lam1), color=grey, lw=0.9)
     left.axhline(lam2, color=grey, lw=0.9, ls="--")
-    same = math.isclose(math.sqrt(lam1), lam2)
-    if same:
-        label = f"√λ₁ = λ₂ = {lam2:g}"
+    if math.isclose(math.sqrt(lam1), lam2):
+        marks = [(lam2, f"√λ₁ = λ₂ = {lam2:g}")]
+    else:
+        marks = [(math.sqrt(lam1), f"√λ₁ = {math.sqrt(lam1):g}"), (lam2, f"λ₂ = {lam2:g}")]
+    for value, label in marks:
         left.annotate(
             label,
-            (1.0, lam2),
+            (1.0, value),
             xycoords=("axes fraction", "data"),
             xytext=(-4, 3),
             textcoords="offset points",
@@ -379,21 +381,6 @@ def plot_spectrum(
             va="bottom",
             fontsize=8,
         )
-    else:
-        for value, label in (
-            (math.sqrt(lam1), f"√λ₁ = {math.sqrt(lam1):g}"),
-            (lam2, f"λ₂ = {lam2:g}"),
-        ):
-            left.annotate(
-                label,
-                (1.0, value),
-                xycoords=("axes fraction", "data"),
-                xytext=(-4, 3),
-                textcoords="offset points",
-                ha="right",
-                va="bottom",
-                fontsize=8,
-            )
     left.set_yscale("log")
     left.set_xlabel("index i")
     left.set_ylabel("singular value σ_i")
