@@ -24,14 +24,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from cosine_book.datasets import load_digits_split  # noqa: E402
+from cosine_book.datasets import load_digits_split, make_clustered_interactions  # noqa: E402
 from cosine_book.diagnostics import prepare_shared_direction  # noqa: E402
 from cosine_book.embeddings import hidden_features, train_embedding_model  # noqa: E402
-from cosine_book.factorization import (  # noqa: E402
-    gram_spectrum,
-    prepare_rescaling_state,
-    simulate_interactions,
-)
+from cosine_book.factorization import gram_spectrum, prepare_rescaling_state  # noqa: E402
 from cosine_book.optim import book_optimizers, run_grid  # noqa: E402
 from cosine_book.plotting import use_book_style  # noqa: E402
 from cosine_book.widgets.blocks import BOUNDS, TWO_BLOCKS  # noqa: E402
@@ -51,7 +47,7 @@ def chapter_specs():
     model = train_embedding_model(
         digits.x_train, digits.y_train, digits.x_test, digits.y_test, objective="dot"
     )
-    data = simulate_interactions(seed=0)
+    data = make_clustered_interactions(seed=0)
     state = prepare_rescaling_state(
         data.X, data.item_clusters, data.item_popularity, k=50, spectrum=gram_spectrum(data.X)
     )

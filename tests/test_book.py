@@ -67,11 +67,38 @@ def test_chapters_are_numbered_and_the_rest_is_not():
     numbered = [part for part in toc["parts"] if part.get("numbered")]
     assert len(numbered) == 1
     assert all(re.match(r"chapters/\d\d_", entry["file"]) for entry in numbered[0]["chapters"])
-    assert "{tableofcontents}" not in (ROOT / "chapters" / "intro.md").read_text()
+    assert "{tableofcontents}" not in (ROOT / "chapters" / "intro.ipynb").read_text()
 
 
 def load(path: Path) -> dict:
     return json.loads(path.read_text())
+
+
+WORDS_PER_MINUTE = 200
+
+
+def reading_minutes(path: Path) -> int:
+    """Minutes to read a chapter's prose at WORDS_PER_MINUTE, rounded up to 5.
+
+    A formula counts as one word; code fences' info strings are not words.
+    """
+    text = "\n".join(
+        "".join(cell["source"]) for cell in load(path)["cells"] if cell["cell_type"] == "markdown"
+    )
+    text = re.sub(r"\$\$.*?\$\$", " formula ", text, flags=re.S)
+    text = re.sub(r"\$[^$]+\$", " formula ", text)
+    text = re.sub(r"```.*?\n", "", text)
+    words = len(re.findall(r"[A-Za-z0-9][\w'’-]*", text))
+    return 5 * -(-words // (5 * WORDS_PER_MINUTE))
+
+
+def test_the_intro_states_each_chapters_reading_time():
+    intro = "".join("".join(cell["source"]) for cell in load(CHAPTERS / "intro.ipynb")["cells"])
+    stated = dict(re.findall(r"\{doc\}`(\d\d_\w+)` \((\d+) min\)", intro))
+    chapters = sorted(CHAPTERS.glob("[0-9][0-9]_*.ipynb"))
+    assert sorted(stated) == [path.stem for path in chapters]
+    for path in chapters:
+        assert int(stated[path.stem]) == reading_minutes(path), path.name
 
 
 def test_toc_lists_existing_pages_and_every_notebook():
@@ -232,3 +259,34 @@ def test_portability_env_changes_cpu_blas_core_and_numba_target():
     seen = {**host, "features": {"X86_V3": False}, "blas_cores": ["Sandybridge"]}
     assert portability.check_applied(env, {**seen, "numba_cpu": "generic"}) == []
     assert portability.check_applied(env, host)
+
+
+# The text column of a page at a 1280-pixel window is about 690 pixels wide; a wider
+# figure is scaled down. The book's text is at least 9 pt (13.75 pixels at 110 dpi),
+# so a figure at most 945 pixels wide keeps every label at 10 pixels or more.
+MAX_FIGURE_WIDTH = 945
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_figures_are_sharp_and_narrow_enough_for_readable_labels(path):
+    import base64
+    import struct
+
+    for index, cell in enumerate(load(path)["cells"]):
+        for output in cell.get("outputs", []):
+            if "image/png" not in output.get("data", {}):
+                continue
+            png = base64.b64decode(output["data"]["image/png"])
+            pixels = struct.unpack(">I", png[16:20])[0]
+            shown = output.get("metadata", {}).get("image/png", {}).get("width")
+            # Retina: twice as many pixels as the figure is shown wide.
+            assert shown is not None and pixels >= 2 * int(shown) - 2, (
+                f"cell {index}: a {pixels}-pixel PNG shown {shown} wide is not retina"
+            )
+            assert int(shown) <= MAX_FIGURE_WIDTH, (
+                f"cell {index}: a figure {shown} pixels wide shrinks its labels below 10 px"
+            )
+            caption = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
+            assert caption.get("caption") and caption.get("name"), (
+                f"cell {index}: every figure is numbered and captioned"
+            )

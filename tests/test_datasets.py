@@ -1,10 +1,17 @@
-"""Tests for the loaders in cosine_book.datasets: digits, iris and Berkeley."""
+"""Tests for cosine_book.datasets: the loaders (digits, iris, Berkeley) and the simulator."""
 
 import numpy as np
 import pytest
 
+from cosine_book.cluster_recovery import cluster_recovery
 from cosine_book.correlation import grouped_correlation, pearson
-from cosine_book.datasets import load_berkeley_admissions, load_digits_split, load_iris_sepals
+from cosine_book.datasets import (
+    load_berkeley_admissions,
+    load_digits_split,
+    load_iris_sepals,
+    make_clustered_interactions,
+)
+from cosine_book.factorization import cosine_matrix
 
 
 def test_berkeley_published_totals():
@@ -104,3 +111,79 @@ def test_loaders_without_arguments_are_the_same_every_call():
     np.testing.assert_array_equal(first.length, second.length)
     table = load_berkeley_admissions()
     assert table.applicants.dtype == np.int64 and (table.admitted >= 0).all()
+
+
+# ---------------------------------------------------------------------------
+# make_clustered_interactions: the simulated data of chapter 6
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"cluster_concentration": None, "preference": "lognormal", "power_law": "sample"},
+    ],
+)
+def test_simulator_is_seeded_and_consistent(options):
+    kwargs = {"n_users": 300, "n_items": 60, "n_clusters": 4, "min_items": 3, **options}
+    data = make_clustered_interactions(seed=5, **kwargs)
+    again = make_clustered_interactions(seed=5, **kwargs)
+    other = make_clustered_interactions(seed=6, **kwargs)
+    assert (data.X != again.X).nnz == 0
+    assert (data.X != other.X).nnz > 0
+    X = data.X.toarray()
+    assert set(np.unique(X)) <= {0.0, 1.0}
+    np.testing.assert_array_equal(X.sum(axis=1), data.items_per_user)
+    assert data.items_per_user.min() >= 3 and data.items_per_user.max() <= 60
+    assert set(data.item_clusters) <= set(range(4))
+    for c in np.unique(data.item_clusters):
+        assert data.item_popularity[data.item_clusters == c].sum() == pytest.approx(1.0)
+    assert np.all((0.25 <= data.cluster_exponents) & (data.cluster_exponents <= 1.5))
+
+
+def test_simulated_clusters_are_recoverable():
+    # Users prefer few clusters, so items of a cluster co-occur: raw item cosines see it.
+    data = make_clustered_interactions(
+        n_users=2000, n_items=100, n_clusters=3, min_items=10, seed=1
+    )
+    raw = cosine_matrix(data.X.T.toarray())
+    assert cluster_recovery(raw, data.item_clusters).auc > 0.8
+
+
+def test_simulator_defaults_are_the_papers_size_and_setting_a():
+    # Chapter 6 prints these for setting A: 20,000 x 1,000, 5 clusters, seed 0.
+    data = make_clustered_interactions(n_users=300)  # items and clusters as the paper
+    assert data.X.shape == (300, 1000) and data.cluster_probabilities.size == 5
+    assert np.bincount(data.item_clusters).tolist() == [167, 239, 110, 381, 103]
+    assert data.items_per_user.min() >= 20
+
+
+SIMULATOR_BAD_INPUT = [
+    # (arguments, expected error-message fragment)
+    pytest.param({"n_users": 0}, "n_users must be at least 1"),
+    pytest.param({"n_users": 2.5}, "n_users must be an integer"),
+    pytest.param({"n_items": True}, "n_items must be an integer"),
+    pytest.param({"n_items": 3, "n_clusters": 5}, "exceeds"),
+    pytest.param({"n_items": 20, "min_items": 21}, "min_items must be"),
+    pytest.param({"n_items": 20, "min_items": 2.0}, "min_items must be"),
+    pytest.param({"preference": "uniform"}, "preference must be"),
+    pytest.param({"power_law": 3}, "power_law must be"),
+    pytest.param({"exponent_range": (1.0, 0.5)}, "exponent_range"),
+    pytest.param({"exponent_range": (np.nan, 1)}, "exponent_range"),
+    pytest.param({"exponent_range": (1.0,)}, "exponent_range"),
+    pytest.param({"exponent_range": (0.5j, 1.0)}, "exponent_range is complex"),
+    pytest.param({"exponent_range": "01"}, "exponent_range is a string"),
+    pytest.param({"n_clusters": "3"}, "n_clusters must be an integer"),
+    pytest.param({"cluster_concentration": 0}, "cluster_concentration"),
+    pytest.param({"preference_concentration": np.inf}, "finite"),
+    pytest.param({"user_exponent": -1.0}, "user_exponent"),
+    pytest.param({"seed": -1}, "seed must be at least 0"),
+    pytest.param({"seed": 1.5}, "seed must be an integer"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "match"), SIMULATOR_BAD_INPUT)
+def test_simulator_bad_input_table(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_clustered_interactions(**kwargs)

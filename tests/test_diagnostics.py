@@ -145,13 +145,13 @@ def test_diagnose_pair_multiples():
     a = np.array([0.3, -1.7, 2.9, 0.0, 1e-3])
     half = diagnose_pair(a, 2.5 * a)
     assert half.positive_multiple == pytest.approx(2.5, rel=2 * EPS)
-    assert half.verdict.startswith("a positive multiple (factor t = 2.5)")
+    assert half.verdict.startswith("a positive multiple (factor κ = 2.5)")
     assert half.cosine == pytest.approx(1.0, abs=4 * EPS)
     assert diagnose_pair(a, 4.0 * a).positive_multiple == 4.0
     assert diagnose_pair(a, 2.0**-40 * a).positive_multiple == 2.0**-40
     negative = diagnose_pair(a, -3.0 * a)
     assert negative.positive_multiple is None
-    assert negative.verdict.startswith("a negative multiple (factor t = -3)")
+    assert negative.verdict.startswith("a negative multiple (factor κ = -3)")
     assert negative.cosine == pytest.approx(-1.0, abs=4 * EPS)
     # The same flat values in another shape: a multiple with factor 1, not a copy.
     reshaped = diagnose_pair(a[:4], a[:4].copy().reshape(2, 2))
@@ -180,9 +180,9 @@ def test_diagnose_pair_factor_outside_the_float64_range():
     a = np.array([1.0, 2.0, -3.0])
     result = diagnose_pair(1e300 * a, 1e-300 * a)
     assert result.positive_multiple is None
-    assert result.verdict.startswith("a positive multiple (factor t = 1e-600 roughly, outside")
+    assert result.verdict.startswith("a positive multiple (factor κ = 1e-600 roughly, outside")
     assert result.cosine == pytest.approx(1.0, abs=4 * EPS)
-    assert "t = -1e600 roughly" in diagnose_pair(1e-300 * a, -1e300 * a).verdict
+    assert "κ = -1e600 roughly" in diagnose_pair(1e-300 * a, -1e300 * a).verdict
 
 
 @pytest.mark.parametrize("scale", [1e300, 1e-300, 2.0**-1060, 1.7e308])
@@ -881,7 +881,7 @@ BAD_INPUT = [
     ),
     pytest.param(
         lambda: with_shared_direction([[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]], 1.0),
-        r"every row of E equals the mean row .* no spread \(s = 0\)",
+        r"every row of E equals the mean row .* no spread \(ν = 0\)",
         id="shared-equal-rows",
     ),
     pytest.param(
@@ -919,7 +919,7 @@ GOOD_EDGE_INPUT = [
     ),
     pytest.param(
         lambda: diagnose_pair(2.0, -6.0).verdict.split(":")[0],
-        "a negative multiple (factor t = -3)",
+        "a negative multiple (factor κ = -3)",
         id="pair-0d",
     ),
     pytest.param(

@@ -10,7 +10,12 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from cosine_book.datasets import load_digits_split
-from cosine_book.diagnostics import embedding_report, neighbour_agreement
+from cosine_book.diagnostics import (
+    embedding_report,
+    neighbour_agreement,
+    related_pair_cosines,
+    top_k_overlap,
+)
 from cosine_book.embeddings import (
     EmbeddingModel,
     _alignment_loss_and_grad,
@@ -275,6 +280,95 @@ def test_neighbours_by_cosine_beat_neighbours_by_dot(digits, digit_models):
 
 def test_norm_is_confidence_for_the_dot_model(digits, digit_models):
     assert norm_confidence(digit_models["dot"], digits.x_test) > 0.3
+
+
+# ------------------------------------------------- chapter 7's claims, as measured
+
+
+@pytest.fixture(scope="module")
+def scale_models(digits):
+    """Cosine-objective models with logit scales s = 5 and s = 30 (chapter 7).
+
+    150 Adam steps: the smallest round number at which the threshold claim holds
+    clearly (at 100 steps the s = 30 model still passes 55 % of the pairs).
+    """
+    return {
+        scale: train_embedding_model(
+            digits.x_train,
+            digits.y_train,
+            digits.x_test,
+            digits.y_test,
+            objective="cosine",
+            scale=scale,
+            steps=150,
+        )
+        for scale in (5.0, 30.0)
+    }
+
+
+@pytest.fixture(scope="module")
+def parity_model(digits):
+    """The chapter's parity model (even / odd digit), at 50 Adam steps (test accuracy 0.95)."""
+    return train_embedding_model(
+        digits.x_train,
+        digits.y_train % 2,
+        digits.x_test,
+        digits.y_test % 2,
+        objective="cosine",
+        steps=50,
+    )
+
+
+def test_ranking_classes_by_cosine_changes_few_top_classes(digits, digit_models):
+    # Chapter 7, "Dot product or cosine for retrieval": ranking the class vectors of the
+    # dot-product model by cosine instead of the learned score changes the top class of
+    # few images (7 of 449 in the chapter) and the accuracy barely.
+    model, labels = digit_models["dot"], digits.y_test
+    by_score = np.argmax(class_logits(model, digits.x_test), axis=1)
+    by_cosine = np.argmax(cosine_matrix(embed(model, digits.x_test), model.class_vectors), axis=1)
+    assert np.mean(by_score != by_cosine) < 0.05
+    assert abs(np.mean(by_cosine == labels) - np.mean(by_score == labels)) < 0.02
+
+
+def test_right_answers_have_longer_embeddings(digits, digit_models):
+    # "The norm of an embedding carries information: confident, typical images get long
+    # embeddings" (median norm 16.2 for right answers, 11.8 for wrong ones).
+    model = digit_models["dot"]
+    norms = np.sqrt(np.sum(embed(model, digits.x_test) ** 2, axis=1))
+    right = np.argmax(class_logits(model, digits.x_test), axis=1) == digits.y_test
+    assert 0 < np.sum(~right) < np.sum(right)
+    assert np.median(norms[right]) > 1.2 * np.median(norms[~right])
+
+
+def test_a_threshold_does_not_carry_over_between_logit_scales(digits, scale_models):
+    # "A cosine is not a probability": the threshold that passes half of the same-digit
+    # pairs of the s = 5 model passes far fewer of the s = 30 model's, although both
+    # models classify equally well.
+    same = {
+        scale: related_pair_cosines(cosine_matrix(embed(model, digits.x_test)), digits.y_test)[0]
+        for scale, model in scale_models.items()
+    }
+    threshold = float(np.median(same[5.0]))
+    assert np.mean(same[5.0] >= threshold) == pytest.approx(0.5, abs=0.01)
+    assert np.mean(same[30.0] >= threshold) < 0.3
+    accuracies = [model.test_accuracy for model in scale_models.values()]
+    assert min(accuracies) > 0.95
+    assert max(accuracies) - min(accuracies) < 0.02
+
+
+def test_digit_and_parity_models_disagree_on_neighbours(digits, digit_models, parity_model):
+    # "Whose similarity?": the parity model's neighbours almost always share the query's
+    # parity and far less often its digit; the digit and parity models keep well under
+    # half of each other's ten neighbours, each good at its own task.
+    labels = digits.y_test
+    by_digit = cosine_matrix(embed(digit_models["cosine"], digits.x_test))
+    by_parity = cosine_matrix(embed(parity_model, digits.x_test))
+    on_parity = neighbour_agreement(by_parity, labels % 2, 10)
+    assert parity_model.test_accuracy > 0.9
+    assert on_parity > 0.9
+    assert on_parity > neighbour_agreement(by_parity, labels, 10) + 0.15
+    assert neighbour_agreement(by_digit, labels, 10) > 0.9
+    assert top_k_overlap(by_digit, by_parity, 10) < 0.45
 
 
 # ----------------------------------------------------------------- portability

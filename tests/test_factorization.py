@@ -1,4 +1,8 @@
-"""Tests for cosine_book.factorization: the claims of chapter 6."""
+"""Tests for cosine_book.factorization: the claims of chapter 6.
+
+Cluster recovery has its own tests (tests/test_cluster_recovery.py), and so has
+the simulator (tests/test_datasets.py); they are used here as tools.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +13,13 @@ import pytest
 import scipy.sparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import roc_auc_score
 from sklearn.metrics.pairwise import cosine_similarity
 
+from cosine_book.cluster_recovery import cluster_recovery
+from cosine_book.datasets import make_clustered_interactions
 from cosine_book.factorization import (
     Spectrum,
     closed_form_check,
-    cluster_order,
-    cluster_recovery,
     cosine_matrix,
     dropout_shrinkage,
     fit_alternating,
@@ -32,8 +35,7 @@ from cosine_book.factorization import (
     prediction_item_cosines,
     rescale,
     rescaling_spread,
-    same_cluster_matrix,
-    simulate_interactions,
+    retrieval_quality,
     standardize_columns,
 )
 
@@ -304,102 +306,6 @@ def test_cosine_matrix_rows_near_the_ends_of_the_range():
     np.testing.assert_allclose(cosine_matrix(E * [[1e200], [1e-170], [1.0]]), expected, atol=1e-15)
 
 
-@SETTINGS
-@given(seed=st.integers(0, 10**6))
-def test_cluster_recovery_auc_matches_sklearn(seed):
-    rng = np.random.default_rng(seed)
-    clusters = rng.integers(0, 3, size=15)
-    clusters[:3] = [0, 1, 2]
-    S = np.round(rng.standard_normal((15, 15)), 1)  # rounding creates ties
-    S = (S + S.T) / 2
-    rows, cols = np.triu_indices(15, k=1)
-    expected = roc_auc_score(clusters[rows] == clusters[cols], S[rows, cols])
-    assert cluster_recovery(S, clusters, 3).auc == pytest.approx(expected, abs=1e-12)
-    assert cluster_recovery(S, clusters, 3, auc_bins=4096).auc == pytest.approx(expected, abs=1e-2)
-
-
-def test_cluster_recovery_neighbour_share():
-    clusters = np.array([0, 0, 0, 1, 1, 1])
-    truth = cluster_recovery(same_cluster_matrix(clusters), clusters, n_neighbours=2)
-    assert (truth.auc, truth.neighbour_share) == (1.0, 1.0)
-    # Similarity that prefers the other cluster: no neighbour in the same cluster.
-    flipped = 1.0 - same_cluster_matrix(clusters)
-    result = cluster_recovery(flipped, clusters, n_neighbours=2)
-    assert result.neighbour_share == 0.0 and result.auc == 0.0
-
-
-def _brute_force_share(S, clusters, k):
-    """Average, over every choice of the tied items at the k-th place, of the same-cluster share."""
-    shares = []
-    for i in range(len(clusters)):
-        others = [j for j in range(len(clusters)) if j != i]
-        values = sorted((S[i, j] for j in others), reverse=True)
-        kth = values[k - 1]
-        above = [j for j in others if S[i, j] > kth]
-        tied = [j for j in others if S[i, j] == kth]
-        picks = [
-            sum(clusters[j] == clusters[i] for j in above + list(chosen)) / k
-            for chosen in itertools.combinations(tied, k - len(above))
-        ]
-        shares.append(sum(picks) / len(picks))
-    return sum(shares) / len(shares)
-
-
-def test_neighbour_share_of_equal_similarities_is_the_base_rate_exactly():
-    # Chapter 6, setting B, "remedy: standardised X, obj. 2": every similarity is 1.0.
-    clusters = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2, 2, 0, 1])
-    sizes = np.bincount(clusters)
-    base_rate = np.mean((sizes[clusters] - 1) / (len(clusters) - 1))
-    for k in (1, 3, 10, 11):
-        share = cluster_recovery(np.ones((12, 12)), clusters, n_neighbours=k).neighbour_share
-        assert share == base_rate
-
-
-def test_neighbour_share_splits_a_tie_straddling_the_kth_place():
-    clusters = np.array([0, 0, 1, 1, 1])
-    S = np.array(
-        [
-            [1.0, 0.5, 0.9, 0.5, 0.5],
-            [0.5, 1.0, 0.5, 0.2, 0.2],
-            [0.9, 0.5, 1.0, 0.7, 0.7],
-            [0.5, 0.2, 0.7, 1.0, 0.7],
-            [0.5, 0.2, 0.7, 0.7, 1.0],
-        ]
-    )
-    # k = 2. Row 0: item 2 (other cluster) is above 0.5; items 1, 3, 4 tie at 0.5 for the
-    # one place left and one of them is in cluster 0: share (1/2)(1/3) = 1/6. Row 1: items
-    # 0 (same) and 2 tie at 0.5 for both places: 1/2. Row 2: item 0 (other) above, items
-    # 3, 4 (same) tie at 0.7 for one place: 1/2. Rows 3, 4: both places go to the
-    # same cluster: 1.
-    result = cluster_recovery(S, clusters, n_neighbours=2)
-    assert result.neighbour_share == pytest.approx((1 / 6 + 1 / 2 + 1 / 2 + 1 + 1) / 5, abs=1e-15)
-    assert result.neighbour_share == pytest.approx(_brute_force_share(S, clusters, 2), abs=1e-15)
-
-
-@SETTINGS
-@given(seed=st.integers(0, 10**6), k=st.integers(1, 6))
-def test_neighbour_share_averages_over_tie_breaks_and_ignores_item_order(seed, k):
-    rng = np.random.default_rng(seed)
-    clusters = rng.integers(0, 3, size=7)
-    clusters[:2] = [0, 1]  # pairs of both kinds, for the AUC
-    S = rng.integers(0, 3, size=(7, 7)).astype(float)  # few levels: many ties
-    S = S + S.T
-    share = cluster_recovery(S, clusters, n_neighbours=k).neighbour_share
-    assert share == pytest.approx(_brute_force_share(S, clusters, k), abs=1e-14)
-    order = rng.permutation(7)
-    permuted = cluster_recovery(S[np.ix_(order, order)], clusters[order], n_neighbours=k)
-    assert permuted.neighbour_share == pytest.approx(share, abs=1e-15)
-    # The AUC counts pairs with integers: exactly the same in any item order.
-    assert permuted.auc == cluster_recovery(S, clusters, n_neighbours=k).auc
-
-
-def test_cluster_order_sorts_by_cluster_then_popularity():
-    order = cluster_order([2, 0, 2, 0, 1], [0.5, 0.1, 0.9, 0.3, 0.2])
-    assert order.tolist() == [3, 1, 4, 2, 0]
-    # Equal popularity within a cluster: the lower index first.
-    assert cluster_order(["b", "a", "b", "b"], [1.0, 1.0, 1.0, 2.0]).tolist() == [1, 3, 0, 2]
-
-
 def test_standardize_columns():
     X = random_data(3, binary=True, n=30, p=5)
     Z = standardize_columns(scipy.sparse.csr_array(X))
@@ -639,48 +545,6 @@ BAD_INPUT = [
     pytest.param(lambda: prediction_item_cosines(_X, np.ones((4, 2)), np.ones((4, 2))), "per item"),
     pytest.param(lambda: prediction_item_cosines(_X, _A, _A, gram_matrix=_S), "gram_matrix has"),
     pytest.param(lambda: prediction_item_cosines(_X, 0 * _A, _A), "all-zero predictions"),
-    # cluster_recovery, same_cluster_matrix, cluster_order
-    pytest.param(lambda: cluster_recovery(np.ones((3, 2)), [0, 1, 0]), "square"),
-    pytest.param(lambda: cluster_recovery(np.ones((1, 1)), [0]), "p >= 2"),
-    pytest.param(lambda: cluster_recovery(_with(_S, (0, 1), np.nan), _CLUSTERS), "NaN"),
-    pytest.param(lambda: cluster_recovery(_S + 1j, _CLUSTERS), "complex"),
-    pytest.param(lambda: cluster_recovery(_masked(_S), _CLUSTERS), "masked"),
-    pytest.param(lambda: cluster_recovery(scipy.sparse.csr_array(_S), _CLUSTERS), "sparse"),
-    pytest.param(lambda: cluster_recovery(_S, [0, 1, 0]), "3 labels but there are 4"),
-    pytest.param(lambda: cluster_recovery(_S, [0, "0", 1, 1]), "mixes labels"),
-    pytest.param(lambda: cluster_recovery(_S, [0, None, 1, 1]), "missing label"),
-    pytest.param(lambda: cluster_recovery(_S, [0, 0, 0, 0], n_neighbours=1), "both"),
-    pytest.param(lambda: cluster_recovery(_S, _CLUSTERS, n_neighbours=4), "between 1 and 3"),
-    pytest.param(lambda: cluster_recovery(_S, _CLUSTERS, n_neighbours=0), "between 1 and 3"),
-    pytest.param(lambda: cluster_recovery(_S, _CLUSTERS, n_neighbours=2.0), "must be an integer"),
-    pytest.param(lambda: cluster_recovery(_S, _CLUSTERS, n_neighbours=True), "an integer"),
-    pytest.param(
-        lambda: cluster_recovery(_S, _CLUSTERS, 1, auc_bins=1), "auc_bins must be at least"
-    ),
-    pytest.param(lambda: cluster_recovery(_S, _CLUSTERS, 1, auc_bins=True), "auc_bins must be an"),
-    pytest.param(lambda: same_cluster_matrix([[0, 1], [1, 0]]), "1-D"),
-    pytest.param(lambda: same_cluster_matrix([]), "empty"),
-    pytest.param(lambda: same_cluster_matrix(5), "1-D sequence"),
-    pytest.param(lambda: cluster_order([0, 1], [0.5, np.nan]), "popularity contains NaN"),
-    pytest.param(lambda: cluster_order([0, 1, 1], [0.5, 1.0]), "3 labels but there are 2"),
-    pytest.param(lambda: cluster_order([0, 1], [0.5 + 1j, 1.0]), "popularity is complex"),
-    # simulate_interactions
-    pytest.param(lambda: simulate_interactions(n_users=0), "n_users must be at least 1"),
-    pytest.param(lambda: simulate_interactions(n_users=2.5), "n_users must be an integer"),
-    pytest.param(lambda: simulate_interactions(n_items=True), "n_items must be an integer"),
-    pytest.param(lambda: simulate_interactions(n_items=3, n_clusters=5), "exceeds"),
-    pytest.param(lambda: simulate_interactions(n_items=20, min_items=21), "min_items must be"),
-    pytest.param(lambda: simulate_interactions(n_items=20, min_items=2.0), "min_items must be"),
-    pytest.param(lambda: simulate_interactions(preference="uniform"), "preference must be"),
-    pytest.param(lambda: simulate_interactions(power_law=3), "power_law must be"),
-    pytest.param(lambda: simulate_interactions(exponent_range=(1.0, 0.5)), "exponent_range"),
-    pytest.param(lambda: simulate_interactions(exponent_range=(np.nan, 1)), "exponent_range"),
-    pytest.param(lambda: simulate_interactions(exponent_range=(1.0,)), "exponent_range"),
-    pytest.param(lambda: simulate_interactions(cluster_concentration=0), "cluster_concentration"),
-    pytest.param(lambda: simulate_interactions(preference_concentration=np.inf), "finite"),
-    pytest.param(lambda: simulate_interactions(user_exponent=-1.0), "user_exponent"),
-    pytest.param(lambda: simulate_interactions(seed=-1), "seed must be at least 0"),
-    pytest.param(lambda: simulate_interactions(seed=1.5), "seed must be an integer"),
 ]
 
 
@@ -725,53 +589,12 @@ GOOD_EDGE_INPUT = [
         fit_objective1((_X > 0).astype(float), 1.0)[0],
         id="bool-X",
     ),
-    pytest.param(
-        lambda: cluster_recovery(np.ones((4, 4)), ["a", "a", "b", "b"], 2).neighbour_share,
-        1 / 3,
-        id="ties-base-rate",
-    ),
 ]
 
 
 @pytest.mark.parametrize(("call", "expected"), GOOD_EDGE_INPUT)
 def test_edge_input_table(call, expected):
     np.testing.assert_allclose(call(), expected, rtol=1e-12, atol=1e-12)
-
-
-# ---------------------------------------------------------------------------
-# Simulator
-# ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "options",
-    [
-        {},
-        {"cluster_concentration": None, "preference": "lognormal", "power_law": "sample"},
-    ],
-)
-def test_simulator_is_seeded_and_consistent(options):
-    kwargs = {"n_users": 300, "n_items": 60, "n_clusters": 4, "min_items": 3, **options}
-    data = simulate_interactions(seed=5, **kwargs)
-    again = simulate_interactions(seed=5, **kwargs)
-    other = simulate_interactions(seed=6, **kwargs)
-    assert (data.X != again.X).nnz == 0
-    assert (data.X != other.X).nnz > 0
-    X = data.X.toarray()
-    assert set(np.unique(X)) <= {0.0, 1.0}
-    np.testing.assert_array_equal(X.sum(axis=1), data.items_per_user)
-    assert data.items_per_user.min() >= 3 and data.items_per_user.max() <= 60
-    assert set(data.item_clusters) <= set(range(4))
-    for c in np.unique(data.item_clusters):
-        assert data.item_popularity[data.item_clusters == c].sum() == pytest.approx(1.0)
-    assert np.all((0.25 <= data.cluster_exponents) & (data.cluster_exponents <= 1.5))
-
-
-def test_simulated_clusters_are_recoverable():
-    # Users prefer few clusters, so items of a cluster co-occur: raw item cosines see it.
-    data = simulate_interactions(n_users=2000, n_items=100, n_clusters=3, min_items=10, seed=1)
-    raw = cosine_matrix(data.X.T.toarray())
-    assert cluster_recovery(raw, data.item_clusters).auc > 0.8
 
 
 @pytest.mark.parametrize("objective", [1, 2])
@@ -801,21 +624,17 @@ def test_closed_form_check_passes_and_detects_a_wrong_solution(objective, monkey
 _PORTABLE = r"""
 import hashlib, json
 import numpy as np
+from cosine_book.datasets import make_clustered_interactions
 from cosine_book.factorization import (
-    _unit_rows, cluster_order, cluster_recovery, dropout_shrinkage, rescale,
-    simulate_interactions, standardize_columns,
+    _unit_rows, dropout_shrinkage, rescale, standardize_columns,
 )
 rng = np.random.default_rng(20261122)
-data = simulate_interactions(n_users=400, n_items=60, n_clusters=3, min_items=5, seed=2)
-S = np.round(rng.standard_normal((120, 120)), 1)
-S = S + S.T
-clusters = rng.integers(0, 4, 120)
+data = make_clustered_interactions(
+    n_users=400, n_items=60, n_clusters=3, min_items=5, seed=2
+)
 E = rng.standard_normal((200, 37)) * np.logspace(-200, 200, 200)[:, None]
 results = {
     "X": [data.X.indptr, data.X.indices, data.X.data, data.item_popularity],
-    "order": [cluster_order(data.item_clusters, data.item_popularity)],
-    "recovery": [np.array([*vars(cluster_recovery(S, clusters, 7)).values()])],
-    "binned": [np.array([cluster_recovery(S, clusters, 7, auc_bins=16).auc])],
     "standardize": [standardize_columns(data.X)],
     "shrinkage": [dropout_shrinkage(rng.random(50) * 1e200, 3e300)],
     "rescale": [*rescale(E[:, :5], E[:, 5:10], rng.random(5) + 0.5)],
@@ -840,7 +659,7 @@ def test_numpy_only_results_are_bit_identical_on_a_simulated_older_cpu():
 # rescaling_spread: objective 1 under four equally optimal D
 # ---------------------------------------------------------------------------
 
-_SMALL_SIM = simulate_interactions(n_users=400, n_items=60, n_clusters=3, min_items=5, seed=4)
+_SMALL_SIM = make_clustered_interactions(n_users=400, n_items=60, n_clusters=3, min_items=5, seed=4)
 
 
 def test_rescaling_spread_matches_the_suite():
@@ -944,11 +763,11 @@ def test_rescaling_spread_bad_input_table(call, match):
 
 # --- retrieval_quality: dot product versus cosine on held-out interactions ---
 
-from cosine_book.factorization import retrieval_quality  # noqa: E402
-
 
 def _retrieval_data(seed=0):
-    return simulate_interactions(n_users=300, n_items=30, n_clusters=2, min_items=6, seed=seed).X
+    return make_clustered_interactions(
+        n_users=300, n_items=30, n_clusters=2, min_items=6, seed=seed
+    ).X
 
 
 def test_retrieval_quality_shapes_ranges_and_determinism():
@@ -1005,3 +824,121 @@ RETRIEVAL_BAD_INPUT = [
 def test_retrieval_quality_bad_input_table(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# ---------------------------------------------------------------------------
+# Chapter 6's claims, each at the smallest size at which it holds (the chapter
+# shows them at the paper's size or at 5,000 x 500)
+# ---------------------------------------------------------------------------
+
+# Setting B's choices for every unstated ingredient (the chapter's table of choices).
+_SETTING_B = {
+    "cluster_concentration": None,
+    "preference": "lognormal",
+    "power_law": "sample",
+    "min_items": 10,
+}
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_ch6_one_pair_reaches_near_minus_one_and_plus_one_with_the_same_predictions(seed):
+    # "A latent dimension is a block of size one": D^-1 keeps one latent dimension and
+    # shrinks the others a hundredfold, once for the most negative product e_il e_jl,
+    # once for the most positive. Two items of one cluster, one fitted model.
+    data = make_clustered_interactions(n_users=300, n_items=30, min_items=10, seed=seed)
+    X = data.X.toarray()
+    A, B = fit_objective1(X, 45.0)  # k = p
+    i, j = np.flatnonzero(data.item_clusters == data.item_clusters[0])[:2]
+    predictions = X @ A @ B.T
+    products = B[i] * B[j]
+    cosines = {}
+    for sign in (-1.0, 1.0):
+        d = np.full(30, 100.0)
+        d[np.argmax(sign * products)] = 1.0
+        A_D, B_D = rescale(A, B, d)
+        cosines[sign] = cosine_matrix(B_D[[i, j]])[0, 1]
+        change = np.abs(X @ A_D @ B_D.T - predictions).max() / np.abs(predictions).max()
+        assert change < 1e-12
+    assert cosines[-1.0] < -0.99 and cosines[1.0] > 0.99
+    # The symmetric minimiser itself sits in between.
+    assert -0.99 < cosine_matrix(B[[i, j]])[0, 1] < 0.99
+
+
+def test_ch6_one_ingredient_at_a_time_leaves_the_conclusion_standing():
+    # "Whichever ingredient is changed, the conclusion stands": over seeds, four equally
+    # optimal D spread the AUC widely, the stretched D takes the lowest AUC near chance,
+    # the mean cosine spreads too, the seeds agree (small spread of the spreads), and
+    # the three D of Figure 1 alone stay much closer together than all four.
+    for name, value in [(None, None), *_SETTING_B.items()]:
+        options = {} if name is None else {name: value}
+        runs = []
+        for seed in range(3):
+            sim = make_clustered_interactions(n_users=2_000, n_items=200, seed=seed, **options)
+            spread = rescaling_spread(sim.X, sim.item_clusters, lam=1_000.0)
+            runs.append(
+                [
+                    np.ptp(spread.auc[:3]),
+                    np.ptp(spread.auc),
+                    spread.auc.min(),
+                    np.ptp(spread.mean_cosine),
+                ]
+            )
+        mean, std = np.mean(runs, axis=0), np.std(runs, axis=0)
+        three, four, lowest, level = mean
+        assert four > 0.3 and lowest < 0.6 and level > 0.15, (name, mean)
+        assert np.all(std[1:] < 0.05), (name, std)
+        assert three < 0.6 * four, (name, mean)
+
+
+def test_ch6_equally_optimal_d_hand_out_different_neighbour_lists():
+    # The top-10 lists of the three D of Figure 1 overlap only partly; the stretched D
+    # keeps far fewer of them.
+    from cosine_book.diagnostics import top_k_overlap
+
+    data = make_clustered_interactions(n_users=2_000, n_items=200, seed=0)
+    suite = item_similarity_suite(data.X, data.item_clusters, lam1=1_000.0, lam2=10.0)
+    keys = [key for key in suite if key.startswith("obj. 1")]
+    figure, stretched = keys[:3], keys[3]
+    figure_overlaps = [
+        top_k_overlap(suite[a], suite[b], 10) for a, b in itertools.combinations(figure, 2)
+    ]
+    stretched_overlaps = [top_k_overlap(suite[a], suite[stretched], 10) for a in figure]
+    assert max(figure_overlaps) < 0.9
+    assert max(stretched_overlaps) < 0.35 < min(figure_overlaps) - 0.2
+
+
+def test_ch6_dot_product_retrieval_ignores_d_and_cosine_retrieval_depends_on_it():
+    data = make_clustered_interactions(n_users=2_000, n_items=200, seed=0)
+    # The dot product x_u A_D (B_D)^T is the same for every D, so are its top-10 lists.
+    X = data.X.toarray()
+    A, B = fit_objective1(data.X, 1_000.0, 50)
+    f = dropout_shrinkage(gram_spectrum(data.X).singular_values[:50], 1_000.0)
+    reference = X @ A @ B.T
+    for d in (f**0.5, f**-0.5, np.r_[np.ones(49), 0.01]):
+        A_D, B_D = rescale(A, B, d)
+        scores = X @ A_D @ B_D.T
+        np.testing.assert_allclose(scores, reference, rtol=0, atol=1e-12 * reference.max())
+    # Against held-out interactions: every cosine ranking is far worse than the dot
+    # product, the five D give different recalls, and the cosine favours rarer items.
+    quality = retrieval_quality(data.X, lam=1_000.0, k=50, seed=0)
+    dot, cosines, popular = quality.recall[0], quality.recall[1:6], quality.recall[6]
+    assert cosines.max() < 0.7 * dot
+    assert np.ptp(cosines) > 0.05
+    assert quality.mean_popularity[1:6].max() < min(
+        quality.mean_popularity[0], quality.held_out_popularity
+    )
+    assert popular < dot
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_ch6_standardised_x_raises_the_auc_but_lowers_the_top_10_share(seed):
+    # Setting B's choices, objective 1 at alpha = 0: standardising X orders pairs across
+    # the whole matrix better (AUC up) but the ten nearest neighbours worse (share down).
+    data = make_clustered_interactions(n_users=2_000, n_items=200, seed=seed, **_SETTING_B)
+    suite = item_similarity_suite(data.X, data.item_clusters, lam1=1_000.0, lam2=30.0)
+    raw = cluster_recovery(suite["obj. 1, α = 0 (A = B)"], data.item_clusters)
+    standardised = cluster_recovery(
+        suite["remedy: standardised X, obj. 1 (α = 0)"], data.item_clusters
+    )
+    assert standardised.auc > raw.auc + 0.02
+    assert standardised.neighbour_share < raw.neighbour_share - 0.02

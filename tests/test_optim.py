@@ -19,9 +19,11 @@ from cosine_book.optim import (
     Momentum,
     finite_difference_gap,
     init_mlp,
+    linf_alignment,
     max_gradient_error,
     mlp_loss_and_grad,
     mlp_predict,
+    preconditioned_cosine,
     run_grid,
     train,
     truncate_to_cosine,
@@ -619,6 +621,17 @@ BAD_INPUT = [
     pytest.param(lambda: run_grid(_DATA, optimizers=[SGD()], steps=1), "optimizers must be a map"),
     pytest.param(lambda: run_grid(_DATA, optimizers={"x": 1}, steps=1), "optimizer must have"),
     pytest.param(lambda: run_grid(_DATA, steps=0), "steps must be at least 1"),
+    pytest.param(lambda: linf_alignment([0.0, 0.0], [1.0, 2.0]), "must be nonzero"),
+    pytest.param(lambda: linf_alignment([1.0, 0.0], [0.0, 0.0]), "must be nonzero"),
+    pytest.param(lambda: linf_alignment([1.0, 2.0], [1.0]), "2 entries but gradient has 1"),
+    pytest.param(lambda: linf_alignment([1.0, np.nan], [1.0, 2.0]), "update"),
+    pytest.param(lambda: linf_alignment({}, {"w": [1.0]}), "empty mapping"),
+    pytest.param(lambda: linf_alignment(["a", "b"], [1.0, 2.0]), "update"),
+    pytest.param(lambda: preconditioned_cosine([1.0], [1.0], [0.0]), "metric must be positive"),
+    pytest.param(lambda: preconditioned_cosine([1.0], [1.0], [-1.0]), "metric must be positive"),
+    pytest.param(lambda: preconditioned_cosine([1.0, 2.0], [1.0, 2.0], [1.0]), "2, 2 and 1"),
+    pytest.param(lambda: preconditioned_cosine([0.0], [1.0], [1.0]), "zero"),
+    pytest.param(lambda: preconditioned_cosine([1.0], [np.inf], [1.0]), "gradient"),
 ]
 
 
@@ -646,6 +659,13 @@ GOOD_EDGE_INPUT = [
         id="subnormal-update",
     ),
     pytest.param(lambda: truncate_to_cosine([0, 1], [1, 0], 0.6), [0.48, 0.64], id="int-lists"),
+    pytest.param(lambda: linf_alignment([1e300, -1e300], [3e300, -1e300]), 1.0, id="linf-1e300"),
+    pytest.param(lambda: linf_alignment([1e-300, 0.0], [1e-300, 1e-300]), 0.5, id="linf-1e-300"),
+    pytest.param(
+        lambda: preconditioned_cosine([1e-300, 1e-300], [1e300, 4e300], [1e-200, 4e-200]),
+        1.0,
+        id="preconditioned-extremes",
+    ),
     pytest.param(lambda: truncate_to_cosine([0.0, 1.0], [1.0, 0.0], 1), [0.0, 0.0], id="int-thr"),
     pytest.param(
         lambda: truncate_to_cosine(np.float32([0.0, 1.0]), [1.0, 0.0], 0.6), [0.48, 0.64], id="f32"
@@ -746,3 +766,98 @@ def test_finite_difference_gap_sees_a_wrong_gradient():
 def test_finite_difference_gap_refuses_bad_input(params, kwargs, fragment):
     with pytest.raises(ValueError, match=fragment):
         finite_difference_gap(params, _quadratic, **kwargs)
+
+
+# ------------------------------------------------------------- aim in other norms
+
+# Entries 0 or of size 1e-3 to 1e3, so that scaling by 1e-100 to 1e100 stays normal.
+_vectors = arrays(
+    np.float64,
+    st.integers(2, 12),
+    elements=st.floats(-1e3, 1e3).map(lambda x: 0.0 if abs(x) < 1e-3 else x),
+)
+
+
+@given(_vectors, st.floats(1e-100, 1e100), st.floats(1e-100, 1e100))
+def test_linf_alignment_is_a_scale_free_value_in_the_unit_interval(g, u_scale, g_scale):
+    assume(np.any(g))
+    u = np.roll(g, 1) + 0.5 * g
+    assume(np.any(u))
+    value = linf_alignment(u, g)
+    assert -1.0 <= value <= 1.0
+    assert linf_alignment(u_scale * u, g_scale * g) == pytest.approx(value, rel=1e-12, abs=1e-15)
+    expected = np.sum(u * g) / (np.max(np.abs(u)) * np.sum(np.abs(g)))
+    assert value == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+@given(_vectors, st.floats(1e-3, 1e3))
+def test_sign_descent_has_linf_alignment_one_and_beats_every_other_step(g, length):
+    assume(np.any(g))
+    assert linf_alignment(length * np.sign(g), g) == pytest.approx(1.0, rel=1e-15)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        other = rng.uniform(-1.0, 1.0, size=g.size)
+        assert linf_alignment(other, g) <= 1.0 + 1e-15
+
+
+@given(_vectors, st.integers(0, 2**32 - 1))
+def test_preconditioned_cosine_is_the_cosine_of_the_rescaled_pair(g, seed):
+    u = np.roll(g, 1) - 0.3 * g
+    assume(np.any(u) and np.any(g))
+    metric = np.random.default_rng(seed).uniform(0.1, 10.0, size=u.size)
+    value = preconditioned_cosine(u, g, metric)
+    assert value == pytest.approx(cosine(u * np.sqrt(metric), g / np.sqrt(metric)), abs=1e-15)
+    # The Euclidean cosine for D = I, and 1 for the steepest step D^-1 g.
+    assert preconditioned_cosine(u, g, np.ones(u.size)) == pytest.approx(cosine(u, g), abs=1e-15)
+    assert preconditioned_cosine(g / metric, g, metric) == pytest.approx(1.0, abs=1e-14)
+
+
+def test_named_tensors_count_as_one_vector():
+    update = {"w": [1.0, -2.0], "b": [0.5]}
+    gradient = {"w": [2.0, -1.0], "b": [1.0]}
+    flat_u, flat_g = [0.5, 1.0, -2.0], [1.0, 2.0, -1.0]  # sorted names: b, w
+    assert linf_alignment(update, gradient) == linf_alignment(flat_u, flat_g)
+    metric = {"w": [1.0, 2.0], "b": [3.0]}
+    assert preconditioned_cosine(update, gradient, metric) == preconditioned_cosine(
+        flat_u, flat_g, [3.0, 1.0, 2.0]
+    )
+
+
+def test_training_records_the_aim_in_the_optimizers_own_norm(digits):
+    sgd = _short_run(digits, SGD(0.5), steps=5)
+    np.testing.assert_array_equal(sgd.own_cosine, sgd.global_cosine)
+    adam = _short_run(digits, Adam(0.01), steps=5)
+    # Adam's first update is the sign of the gradient: steepest descent in the max
+    # norm, and in its own norm D = |g| + eps (eps moves the tiniest entries).
+    assert adam.linf_alignment[0] == pytest.approx(1.0, abs=1e-5)
+    assert adam.own_cosine[0] == pytest.approx(1.0, abs=1e-5)
+    assert adam.global_cosine[0] < 0.8
+
+
+def test_chapter1_adam_aims_worst_in_euclidean_terms_yet_lowers_the_loss_most(digits):
+    """Chapter 1's claims about why the cosine alone does not rank optimizers."""
+    optimizers = {"SGD": SGD(0.5), "Momentum": Momentum(0.1), "Adam": Adam(0.01)}
+    runs = {name: _short_run(digits, opt, steps=200) for name, opt in optimizers.items()}
+    late = slice(50, None)
+    cos = {name: run.global_cosine[late].mean() for name, run in runs.items()}
+    loss = {name: run.loss[-1] for name, run in runs.items()}
+    assert min(cos, key=cos.get) == "Adam" and min(loss, key=loss.get) == "Adam"
+    for name, run in runs.items():
+        # The first-order decrease eta |u| |g| cos predicts the loss change: summed
+        # over the run it is within 5 % of the actual decrease.
+        u_norm = np.sqrt(np.sum(run.update_norms**2, axis=1))
+        g_norm = np.sqrt(np.sum(run.gradient_norms**2, axis=1))
+        predicted = optimizers[name].learning_rate * u_norm * g_norm * run.global_cosine
+        actual = run.loss[:-1] - run.loss[1:]
+        assert np.sum(predicted[:-1]) == pytest.approx(np.sum(actual), rel=0.05)
+    adam, sgd = runs["Adam"], runs["SGD"]
+    # Adam's steps are longer, it starts as sign descent, and in its own norm it
+    # aims almost perfectly late in the run.
+    step_length = {
+        name: optimizers[name].learning_rate * np.sqrt(np.sum(run.update_norms**2, axis=1))
+        for name, run in runs.items()
+    }
+    assert step_length["Adam"][late].mean() > 3 * step_length["SGD"][late].mean()
+    assert adam.linf_alignment[:10].min() > 0.75 > sgd.linf_alignment.max()
+    assert adam.linf_alignment[late].mean() < sgd.linf_alignment[late].mean()
+    assert adam.own_cosine[late].mean() > 0.98

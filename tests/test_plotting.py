@@ -104,7 +104,7 @@ def test_centring_figure_angle_in_the_plane_is_pearson_r(x, y):
         u, v = _plane_vectors(fig)
         seen = cosine(u, v)  # scales first: one arrow may be near 1e-300
         assert seen == pytest.approx(pearson(x, y), abs=1e-12)
-        assert f"r = cos θ = {round(pearson(x, y), 2) + 0.0:.2f}" in fig.axes[1].get_title()
+        assert f"r = cos φ = {round(pearson(x, y), 2) + 0.0:.2f}" in fig.axes[1].get_title()
     finally:
         plt.close(fig)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import array_api_strict as xp
 import numpy as np
 import pytest
 import scipy.sparse
@@ -12,7 +13,14 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from cosine_book import similarity
-from cosine_book.similarity import BlockCosines, block_cosines, blocks_with, cosine, cosine_bounds
+from cosine_book.similarity import (
+    BlockCosines,
+    block_cosines,
+    block_cosines_from_sums,
+    blocks_with,
+    cosine,
+    cosine_bounds,
+)
 
 PROPERTY_SETTINGS = settings(max_examples=150, deadline=None)
 
@@ -20,12 +28,12 @@ finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinit
 
 
 @st.composite
-def blocked_pairs(draw, min_blocks=1, max_blocks=6, max_size=5):
+def blocked_pairs(draw, min_blocks=1, max_blocks=6, max_size=5, elements=finite):
     """Two lists of paired blocks with random sizes, neither whole vector zero."""
     n_blocks = draw(st.integers(min_blocks, max_blocks))
     sizes = draw(st.lists(st.integers(1, max_size), min_size=n_blocks, max_size=n_blocks))
-    x_blocks = [draw(hnp.arrays(np.float64, size, elements=finite)) for size in sizes]
-    y_blocks = [draw(hnp.arrays(np.float64, size, elements=finite)) for size in sizes]
+    x_blocks = [draw(hnp.arrays(np.float64, size, elements=elements)) for size in sizes]
+    y_blocks = [draw(hnp.arrays(np.float64, size, elements=elements)) for size in sizes]
     x, y = np.concatenate(x_blocks), np.concatenate(y_blocks)
     assume(np.linalg.norm(x) > 1e-3 and np.linalg.norm(y) > 1e-3)
     return x_blocks, y_blocks
@@ -120,6 +128,7 @@ def test_cosine_matches_naive_and_is_scale_invariant(pair):
 
 # Bad inputs of every public function: each kind of input with the answer it gets.
 MASKED = np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])
+OTHER = xp.Device("device1")  # array_api_strict simulates several devices
 SPARSE = scipy.sparse.csr_array([[1.0, 0.0, 2.0]])
 BAD_INPUTS = [
     # (call, expected error message fragment)
@@ -156,6 +165,42 @@ BAD_INPUTS = [
     (lambda: blocks_with([0.5], [1.0j], [1.0]), "complex"),
     (lambda: blocks_with([np.nan], [1.0], [1.0]), "local contains NaN"),
     (lambda: blocks_with([], [], []), "empty"),
+    # block_cosines_from_sums: three sums per block
+    (lambda: block_cosines_from_sums([1.0, 2.0], [1.0], [1.0, 1.0]), "same length"),
+    (lambda: block_cosines_from_sums([], [], []), "dots is empty"),
+    (lambda: block_cosines_from_sums([[1.0]], [[1.0]], [[1.0]]), "dots has shape .* 1-D"),
+    (lambda: block_cosines_from_sums(1.0, 1.0, 1.0), "1-D"),
+    (lambda: block_cosines_from_sums([0.0], [-1.0], [1.0]), "x_sq must be nonnegative"),
+    (lambda: block_cosines_from_sums([0.0, 0.0], [1.0, 1.0], [1.0, -0.5]), "y_sq .* index 1"),
+    (lambda: block_cosines_from_sums([np.nan], [1.0], [1.0]), "dots contains NaN"),
+    (lambda: block_cosines_from_sums([0.0], [np.inf], [1.0]), "x_sq contains an infinite"),
+    (lambda: block_cosines_from_sums([1.0], [1.0], [np.nan]), "y_sq contains NaN"),
+    (lambda: block_cosines_from_sums([1j], [1.0], [1.0]), "dots is complex"),
+    (lambda: block_cosines_from_sums(["1"], [1.0], [1.0]), "strings"),
+    (lambda: block_cosines_from_sums(MASKED, MASKED, MASKED), "masked"),
+    (lambda: block_cosines_from_sums([3.0], [1.0], [4.0]), "block '0' are inconsistent"),
+    (lambda: block_cosines_from_sums([-2.0 * (1 + 2e-5)], [1.0], [4.0]), "inconsistent"),
+    (lambda: block_cosines_from_sums([1e-300], [0.0], [1.0]), "inconsistent"),
+    (lambda: block_cosines_from_sums([1e300], [1e-300], [1e-300]), "inconsistent"),
+    (lambda: block_cosines_from_sums([0.0, 0.0], [0.0, 0.0], [1.0, 1.0]), "x is the zero"),
+    (lambda: block_cosines_from_sums([0.0], [1.0], [0.0]), "y is the zero vector"),
+    (lambda: block_cosines_from_sums([1.0], [1.0], [1.0], names=["a", "b"]), "2 entries"),
+    (lambda: block_cosines_from_sums([1.0] * 2, [1.0] * 2, [1.0] * 2, names="ab"), "string"),
+    (lambda: block_cosines_from_sums([1.0] * 2, [1.0] * 2, [1.0] * 2, names=[1, "1"]), "'1'"),
+    (lambda: block_cosines_from_sums([1.0], [1.0], [1.0], names=3), "names is of type int"),
+    # block_cosines on arrays of another Array API library
+    (lambda: block_cosines([xp.asarray([1.0])], [[1.0]]), "same array library"),
+    (lambda: block_cosines([[1.0]], [xp.asarray([1.0])]), "list but .* an array_api_strict"),
+    (lambda: block_cosines([np.ones(1)], [xp.asarray([1.0])]), "a numpy array but"),
+    (lambda: block_cosines([xp.asarray([1.0])], [xp.asarray([1.0], device=OTHER)]), "device"),
+    (lambda: block_cosines([xp.asarray([1.0, np.nan])], [xp.ones(2)]), "'0' of x contains NaN"),
+    (lambda: block_cosines([xp.ones(2)], [xp.asarray([1.0, -np.inf])]), "y contains an inf"),
+    (lambda: block_cosines([xp.ones(2)], [xp.ones(3)]), "shape"),
+    (lambda: block_cosines([xp.ones(0)], [xp.ones(0)]), "empty"),
+    (lambda: block_cosines([xp.asarray(1.0)], [xp.asarray(1.0)]), "single number"),
+    (lambda: block_cosines([xp.asarray([1j])], [xp.asarray([1j])]), "complex"),
+    (lambda: block_cosines([xp.zeros(2)], [xp.ones(2)]), "x is the zero vector"),
+    (lambda: block_cosines(xp.ones(2), xp.ones(2)), "single array"),
 ]
 
 
@@ -177,6 +222,14 @@ def test_bad_input_table(call, message):
         (lambda: cosine([1.7e308, 1.7e308], [1.7e308, -1.7e308]), 0.0),
         (lambda: block_cosines([[1.0], [0.0]], [[2.0], [5.0]]).global_cosine, 2 / math.sqrt(29)),
         (lambda: cosine_bounds([1.0], [2.0], [3.0]), (1.0, 1.0)),
+        # Sums within rounding of Cauchy-Schwarz: clipped, not refused.
+        (lambda: block_cosines_from_sums([2.0 * (1 + 5e-6)], [1.0], [4.0]).local[0], 1.0),
+        (lambda: block_cosines_from_sums([-2.0 * (1 + 5e-6)], [1.0], [4.0]).global_cosine, -1.0),
+        (lambda: block_cosines_from_sums([3, 0], [1, 0], [9, 4]).global_cosine, 3 / math.sqrt(13)),
+        (lambda: block_cosines_from_sums([1.0, 0.0], [1.0, 0.0], [1.0, 4.0]).weights[1], 0.0),
+        (lambda: block_cosines_from_sums([0.0], [5e-324], [1.7e308]).local[0], 0.0),
+        (lambda: block_cosines([xp.asarray([True, False])], [xp.ones(2)]).local[0], 2**-0.5),
+        (lambda: block_cosines([xp.asarray([2**62, 2**62])], [xp.ones(2)]).local[0], 1.0),
     ],
 )
 def test_odd_but_valid_inputs(call, expected):
@@ -386,6 +439,273 @@ def test_float32_blocks_larger_than_one_chunk():
 def test_block_cosines_bad_input(x_blocks, y_blocks, message):
     with pytest.raises(ValueError, match=message):
         block_cosines(x_blocks, y_blocks)
+
+
+# ---------------------------------------------------------------- sums from elsewhere
+
+# Entries whose squares np.sum keeps exactly enough: 0 or 1e-6 <= |v| <= 1e6.
+summable = st.one_of(
+    st.just(0.0),
+    st.floats(1e-6, 1e6),
+    st.floats(-1e6, -1e-6),
+)
+
+
+def sums_of(x_blocks, y_blocks, cuts=None):
+    """Per-block <x_i, y_i>, ||x_i||^2 and ||y_i||^2 with np.sum, shard by shard and added."""
+    dots, x_sq, y_sq = [], [], []
+    for i, (x, y) in enumerate(zip(x_blocks, y_blocks, strict=True)):
+        edges = [0, *(cuts[i] if cuts else []), x.size]
+        shards = [(x[a:b], y[a:b]) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+        dots.append(sum(float(np.sum(a * b)) for a, b in shards))
+        x_sq.append(sum(float(np.sum(a * a)) for a, _ in shards))
+        y_sq.append(sum(float(np.sum(b * b)) for _, b in shards))
+    return dots, x_sq, y_sq
+
+
+def assert_same_result(got, expected, rel=1e-12):
+    """Two BlockCosines equal to rounding: cosines and weights absolutely, norms relatively."""
+    assert got.names == expected.names
+    np.testing.assert_array_equal(np.isnan(got.local), np.isnan(expected.local))
+    np.testing.assert_allclose(got.local, expected.local, rtol=rel, atol=rel)
+    np.testing.assert_allclose(got.x_norms, expected.x_norms, rtol=rel, atol=0)
+    np.testing.assert_allclose(got.y_norms, expected.y_norms, rtol=rel, atol=0)
+    np.testing.assert_allclose(got.weights, expected.weights, rtol=rel, atol=rel)
+    assert got.profile_cosine == pytest.approx(expected.profile_cosine, rel=rel, abs=rel)
+    assert got.global_cosine == pytest.approx(expected.global_cosine, rel=rel, abs=rel)
+
+
+@given(blocked_pairs(elements=summable), st.data())
+@PROPERTY_SETTINGS
+def test_from_sums_agrees_with_block_cosines_also_sharded(pair, data):
+    x_blocks, y_blocks = pair
+    expected = block_cosines(x_blocks, y_blocks)
+    assert_same_result(block_cosines_from_sums(*sums_of(x_blocks, y_blocks)), expected)
+    # Each block cut into shards at random places (as across devices), the sums added.
+    cuts = [
+        sorted(data.draw(st.lists(st.integers(0, x.size), max_size=3), label=f"cuts {i}"))
+        for i, x in enumerate(x_blocks)
+    ]
+    sharded = block_cosines_from_sums(*sums_of(x_blocks, y_blocks, cuts))
+    assert_same_result(sharded, expected)
+
+
+@given(blocked_pairs(elements=summable), st.integers(-450, 450), st.integers(-450, 450))
+@PROPERTY_SETTINGS
+def test_from_sums_exact_under_power_of_two_scaling(pair, power_x, power_y):
+    # Scaling x by 2**p multiplies x_sq by 4**p and the dots by 2**p: exact, so the
+    # cosines and weights must not move by a single bit.
+    dots, x_sq, y_sq = (np.array(v) for v in sums_of(*pair))
+    powers = (power_x + power_y, 2 * power_x, 2 * power_y)
+    with np.errstate(over="ignore", under="ignore"):
+        scaled = [np.ldexp(a, p) for a, p in zip((dots, x_sq, y_sq), powers, strict=True)]
+        exact = all(
+            np.isfinite(a).all() and (np.ldexp(a, -p) == b).all()
+            for a, b, p in zip(scaled, (dots, x_sq, y_sq), powers, strict=True)
+        )
+    assume(exact)  # no bits lost to underflow
+    expected = block_cosines_from_sums(dots, x_sq, y_sq)
+    got = block_cosines_from_sums(*scaled)
+    np.testing.assert_array_equal(got.local, expected.local)
+    np.testing.assert_array_equal(got.weights, expected.weights)
+    assert got.global_cosine == expected.global_cosine
+    assert got.profile_cosine == expected.profile_cosine
+
+
+@pytest.mark.parametrize(
+    ("x_scale", "y_scale"),
+    [
+        (1e150, 1e150),  # sums near 1e300: their products overflow
+        (1e-150, 1e-150),  # sums near 1e-300: their products underflow
+        (1e150, 1e-150),
+        (1e153, 1.0),  # x_sq near the largest float
+        (2.0**-537, 1.0),  # x_sq subnormal
+        (2.0**-537, 1e153),
+    ],
+)
+def test_from_sums_at_the_ends_of_the_float_range(x_scale, y_scale):
+    x_blocks = [np.array([3.0, 4.0]), np.array([1.0, 0.0]), np.array([2.0, 2.0])]
+    y_blocks = [np.array([4.0, 3.0]), np.array([0.0, 1.0]), np.array([-1.0, 3.0])]
+    expected = block_cosines(x_blocks, y_blocks)
+    dots, x_sq, y_sq = (np.array(v) for v in sums_of(x_blocks, y_blocks))
+    got = block_cosines_from_sums(
+        dots * x_scale * y_scale, x_sq * x_scale * x_scale, y_sq * y_scale * y_scale
+    )
+    np.testing.assert_allclose(got.local, expected.local, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(got.weights, expected.weights, rtol=1e-14, atol=1e-15)
+    assert got.global_cosine == pytest.approx(expected.global_cosine, rel=1e-14)
+    assert got.profile_cosine == pytest.approx(expected.profile_cosine, rel=1e-14)
+    np.testing.assert_allclose(got.x_norms, expected.x_norms * x_scale, rtol=1e-14)
+    np.testing.assert_allclose(got.y_norms, expected.y_norms * y_scale, rtol=1e-14)
+
+
+def test_from_sums_extremes_of_single_sums():
+    # The largest float and the smallest subnormal as sums: exact cosines, no NaN.
+    big, tiny = np.finfo(np.float64).max, 5e-324
+    result = block_cosines_from_sums([big, tiny], [big, tiny], [big, tiny])
+    np.testing.assert_array_equal(result.local, [1.0, 1.0])
+    assert result.global_cosine == 1.0
+    assert result.x_norms[0] == pytest.approx(math.sqrt(big), rel=1e-15)
+    assert result.x_norms[1] == pytest.approx(math.sqrt(tiny), rel=1e-15)
+    # Global sums beyond the largest float still give the global cosine.
+    result = block_cosines_from_sums([big, -big], [big, big], [big, big])
+    np.testing.assert_array_equal(result.local, [1.0, -1.0])
+    assert result.global_cosine == 0.0
+    assert result.profile_cosine == pytest.approx(1.0, rel=1e-15)
+
+
+@given(st.floats(min_value=0, exclude_min=True, allow_infinity=False, allow_subnormal=True))
+@PROPERTY_SETTINGS
+def test_from_sums_equal_sums_give_exactly_one(total):
+    assert block_cosines_from_sums([total], [total], [total]).local[0] == 1.0
+    assert block_cosines_from_sums([-total], [total], [total]).local[0] == -1.0
+
+
+def test_from_sums_zero_blocks_follow_block_cosines():
+    x_blocks = [np.zeros(2), np.array([1.0, 2.0]), np.array([3.0, 0.0])]
+    y_blocks = [np.array([1.0, 1.0]), np.array([2.0, 4.0]), np.zeros(2)]
+    expected = block_cosines(x_blocks, y_blocks)
+    got = block_cosines_from_sums(*sums_of(x_blocks, y_blocks))
+    assert_same_result(got, expected, rel=1e-15)
+    assert np.isnan(got.local[[0, 2]]).all() and (got.weights[[0, 2]] == 0).all()
+
+
+def test_from_sums_names_and_input_kinds():
+    names = {"W1": 0, "b1": 1}.keys()  # any iterable of names, as from a state dict
+    result = block_cosines_from_sums(
+        np.array([2, 1], dtype=np.int64), np.float32([1, 1]), (4.0, 1.0), names=names
+    )
+    assert result.names == ("W1", "b1")
+    np.testing.assert_array_equal(result.local, [1.0, 1.0])
+    assert result.bounds() == pytest.approx((result.global_cosine, result.global_cosine))
+
+
+def test_cauchy_schwarz_tolerance_is_the_documented_one():
+    assert similarity._SUMS_RTOL == 1e-5
+    inside = block_cosines_from_sums([2.0 * (1 + 0.99e-5)], [1.0], [4.0])
+    assert inside.local[0] == 1.0 and inside.global_cosine == 1.0
+    with pytest.raises(ValueError, match=r"1\.00001.* times"):
+        block_cosines_from_sums([2.0 * (1 + 1.01e-5)], [1.0], [4.0])
+
+
+def to_strict(blocks, dtype=None, device=None):
+    return [xp.asarray(block, dtype=dtype, device=device) for block in blocks]
+
+
+@given(blocked_pairs())
+@PROPERTY_SETTINGS
+def test_array_api_blocks_agree_with_numpy(pair):
+    x_blocks, y_blocks = pair
+    expected = block_cosines(x_blocks, y_blocks)
+    got = block_cosines(to_strict(x_blocks), to_strict(y_blocks))
+    assert_same_result(got, expected)
+    # Named blocks, and blocks of several dimensions, as for a model's tensors.
+    named = {f"layer{i}": xp.reshape(b, (1, -1)) for i, b in enumerate(to_strict(x_blocks))}
+    named_y = {f"layer{i}": xp.reshape(b, (1, -1)) for i, b in enumerate(to_strict(y_blocks))}
+    result = block_cosines(named, named_y)
+    assert result.names == tuple(named)
+    assert result.global_cosine == pytest.approx(expected.global_cosine, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300, 1e-310, 1.5e308, 2.0**-1000])
+def test_array_api_blocks_at_extreme_magnitudes(scale):
+    rng = np.random.default_rng(7)
+    x_blocks = [rng.standard_normal(5), rng.standard_normal(3)]
+    y_blocks = [x + rng.standard_normal(x.size) for x in x_blocks]
+    expected = block_cosines(x_blocks, y_blocks)
+    big = [b * (scale / 4) for b in x_blocks], [b * (scale / 4) for b in y_blocks]
+    got = block_cosines(to_strict(big[0]), to_strict(big[1]))
+    # 1e-310 is subnormal: its entries keep fewer digits.
+    rel = 1e-9 if scale < 1e-307 else 1e-14
+    np.testing.assert_allclose(got.local, expected.local, rtol=rel, atol=rel)
+    assert got.global_cosine == pytest.approx(expected.global_cosine, rel=rel)
+    assert got.profile_cosine == pytest.approx(expected.profile_cosine, rel=rel)
+    # The same blocks through the NumPy path: the two paths agree.
+    assert_same_result(got, block_cosines(*big), rel=1e-14)
+
+
+def test_array_api_mixed_magnitudes_in_one_block():
+    x_blocks = [np.array([1e300, 2e300]), np.array([1e-300, 3e-300]), np.array([5.0, 1.0])]
+    y_blocks = [np.array([2e300, 1e300]), np.array([-3e-300, 1e-300]), np.array([1.0, 5.0])]
+    expected = block_cosines(x_blocks, y_blocks)
+    assert_same_result(block_cosines(to_strict(x_blocks), to_strict(y_blocks)), expected, 1e-15)
+    assert block_cosines([xp.asarray([1e300, 1e-300])], [xp.asarray([1e300, 1e-300])]).local[
+        0
+    ] == pytest.approx(1.0, rel=1e-15)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16", "int64", "uint8", "bool"])
+def test_array_api_narrow_dtypes_accumulate_in_float64(dtype):
+    rng = np.random.default_rng(11)
+    x = rng.integers(0 if dtype in ("uint8", "bool") else -50, 50, size=300)
+    y = rng.integers(0 if dtype in ("uint8", "bool") else -50, 50, size=300)
+    x, y = x.astype(dtype), y.astype(dtype)
+    expected = block_cosines([x[:100], x[100:]], [y[:100], y[100:]])
+    got = block_cosines(to_strict([x[:100], x[100:]]), to_strict([y[:100], y[100:]]))
+    assert_same_result(got, expected, rel=1e-14)
+
+
+def test_array_api_float32_extremes_do_not_overflow():
+    x = np.full(10_000, 3e38, dtype=np.float32)
+    y = np.full(10_000, 1e38, dtype=np.float32)
+    assert block_cosines(to_strict([x]), to_strict([y])).local[0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e30, 1e-30, 3e38])
+def test_array_api_device_without_float64_works_in_float32(scale):
+    # array_api_strict's "no_float64" device stands for a GPU without float64 (Apple MPS).
+    device = xp.Device("no_float64")
+    rng = np.random.default_rng(5)
+    x_blocks = [
+        rng.standard_normal(50).astype(np.float32),
+        rng.standard_normal(7).astype(np.float32),
+    ]
+    y_blocks = [(x + rng.standard_normal(x.size)).astype(np.float32) for x in x_blocks]
+    expected = block_cosines(x_blocks, y_blocks)
+    scaled = [[b * np.float32(scale / 4) for b in blocks] for blocks in (x_blocks, y_blocks)]
+    got = block_cosines(*(to_strict(blocks, device=device) for blocks in scaled))
+    np.testing.assert_allclose(got.local, expected.local, rtol=1e-5, atol=1e-6)
+    assert got.global_cosine == pytest.approx(expected.global_cosine, rel=1e-5)
+
+
+def test_array_api_blocks_read_in_slices(monkeypatch):
+    # Long blocks are summed slice by slice on the device: same result for any slice size.
+    rng = np.random.default_rng(2)
+    x_blocks = [rng.standard_normal(37) * 1e200, rng.standard_normal(8)]
+    y_blocks = [rng.standard_normal(37) * 1e200, rng.standard_normal(8)]
+    whole = block_cosines(to_strict(x_blocks), to_strict(y_blocks))
+    monkeypatch.setattr(similarity, "_XP_CHUNK", 5)
+    sliced = block_cosines(to_strict(x_blocks), to_strict(y_blocks))
+    assert_same_result(sliced, whole, rel=1e-14)
+    assert_same_result(sliced, block_cosines(x_blocks, y_blocks), rel=1e-14)
+
+
+def test_array_api_three_numbers_per_block_reach_the_host(monkeypatch):
+    # In the common case (sums in the safe range), exactly three scalars per block
+    # are converted to Python floats: nothing else crosses to the host.
+    calls = []
+    array_type = type(xp.asarray(1.0))
+    original = array_type.__float__
+
+    def counting(self):
+        calls.append(self.shape)
+        return original(self)
+
+    monkeypatch.setattr(array_type, "__float__", counting)
+    block_cosines(to_strict([np.ones(1000), np.ones(10)]), to_strict([np.ones(1000), -np.ones(10)]))
+    assert calls == [()] * 6
+
+
+def test_array_api_exact_values_kept():
+    x = xp.asarray([0.1] * 1000)
+    assert block_cosines([x], [x]).local[0] == 1.0
+    assert block_cosines([x, x], [x, -x]).global_cosine == 0.0
+
+
+def test_numpy_pairs_beside_other_library_pairs():
+    # Each pair is summed in its own library; mixing happens only between pairs.
+    result = block_cosines([np.ones(2), xp.ones(2)], [np.ones(2), -xp.ones(2)])
+    np.testing.assert_array_equal(result.local, [1.0, -1.0])
 
 
 # ---------------------------------------------------------------- cosine_bounds

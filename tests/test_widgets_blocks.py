@@ -89,13 +89,13 @@ def test_bad_input_raises_clear_errors(x_norms, y_norms, local, message):
     st.integers(2, 6),
     st.floats(0.0, 0.1),
 )
-def test_profiles_have_the_requested_cosine(rho, share, n, eta):
+def test_profiles_have_the_requested_cosine(rho, share, n, epsilon):
     m = n - 2
-    if rho * (1 + m * eta**2) < m * eta**2:
-        with pytest.raises(ValueError, match="eta"):
-            profiles_with_cosine(rho, share, n, eta)
+    if rho * (1 + m * epsilon**2) < m * epsilon**2:
+        with pytest.raises(ValueError, match="epsilon"):
+            profiles_with_cosine(rho, share, n, epsilon)
         return
-    x_norms, y_norms = profiles_with_cosine(rho, share, n, eta)
+    x_norms, y_norms = profiles_with_cosine(rho, share, n, epsilon)
     assert x_norms.shape == y_norms.shape == (n,)
     assert (x_norms >= 0).all() and (y_norms >= 0).all()
     if y_norms.any() and x_norms.any():
@@ -309,3 +309,59 @@ def test_sign_free_forms_of_the_bounds(data):
         assert s.global_cosine >= local.min() - 1e-12
     if local.max() < 0:
         assert s.bounds()[1] >= local.max() - 1e-12
+
+
+def test_ch3_all_negative_preset_has_rho_above_one_third():
+    # "The bounds guarantee that it beats them all only when rho c_min >= c_max, here
+    # when rho <= 1/3": the preset's rho is above 1/3, and its global cosine does not
+    # beat -0.3.
+    state = preset(BOUNDS, "all negative")
+    c_min, c_max = state.local.min(), state.local.max()
+    assert (c_min, c_max) == pytest.approx((-0.9, -0.3), abs=1e-12)
+    assert state.profile_cosine > 1 / 3
+    assert state.profile_cosine * c_min < c_max
+    assert state.global_cosine < c_max
+
+
+def test_ch3_all_negative_lengths_apart_beats_every_local_cosine():
+    state = preset(BOUNDS, "all negative, lengths apart")
+    lower, upper = state.bounds()
+    assert state.profile_cosine == pytest.approx(0.1, abs=0.005)  # "about 0.1"
+    assert state.profile_cosine <= 1 / 3
+    assert lower >= state.local.max()  # the whole interval lies above -0.3
+    assert state.global_cosine > state.local.max()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(-1.0, -0.01), min_size=2, max_size=4),
+    st.floats(0.01, 1.0),
+    st.floats(0.0, 1.0),
+)
+def test_beating_every_negative_local_cosine_is_guaranteed_only_when_rho_cmin_ge_cmax(
+    local, rho, share
+):
+    # Sufficient: rho c_min >= c_max puts the whole interval, hence the global cosine,
+    # at or above c_max. Otherwise some pair with these local cosines and this rho
+    # falls below c_max (the sweep's end near rho c_min, thm-ch3-attainment).
+    c_min, c_max = min(local), max(local)
+    s = measured(*profiles_with_cosine(rho, share, len(local)), local)
+    rho_measured = s.profile_cosine
+    if rho_measured * c_min >= c_max + 1e-9:
+        assert s.global_cosine >= c_max - 1e-12
+    if rho * c_min < c_max - 1e-6:
+        # (Then c_min < c_max: with equal negative cosines rho c >= c.) Put the block
+        # with c_min first and c_max second; near share 0 the weight sits on block 1.
+        order = np.argsort(local, kind="stable")
+        arranged = [local[order[0]], local[order[-1]], *np.delete(local, order[[0, -1]])]
+        worst = measured(*profiles_with_cosine(rho, 1e-9, len(local)), arranged)
+        assert worst.global_cosine < c_max
+
+
+@pytest.mark.parametrize(("rho", "expected"), [(0.625, 0.5), (0.6, 0.48)])
+def test_ch3_threshold_guarantee_is_exactly_rho_tau(rho, expected):
+    # Chapter 3, eq-ch3-threshold: local cosines all tau = 0.8; rho >= 0.5 / 0.8 =
+    # 0.625 reaches the target 0.5 exactly, rho = 0.6 misses it.
+    s = measured(*profiles_with_cosine(rho, 0.5), [0.8, 0.8])
+    assert s.profile_cosine == pytest.approx(rho, abs=1e-12)
+    assert s.global_cosine == pytest.approx(expected, abs=1e-12)

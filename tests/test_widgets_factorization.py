@@ -14,10 +14,10 @@ import scipy.sparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cosine_book.cluster_recovery import cluster_order, cluster_recovery
+from cosine_book.datasets import make_clustered_interactions
 from cosine_book.factorization import (
     Spectrum,
-    cluster_order,
-    cluster_recovery,
     cosine_matrix,
     dropout_shrinkage,
     fit_objective1,
@@ -25,7 +25,6 @@ from cosine_book.factorization import (
     prepare_rescaling_state,
     rescale,
     rescaling_update,
-    simulate_interactions,
 )
 from cosine_book.plotting.factorization import downsample, plot_cosine_heatmaps, rescaling_figure
 from cosine_book.widgets import rescaling_widget
@@ -35,7 +34,7 @@ from cosine_book.widgets.factorization import rescaling_readout, rescaling_spec
 
 @pytest.fixture(scope="module")
 def small():
-    data = simulate_interactions(n_users=800, n_items=60, n_clusters=3, min_items=8, seed=2)
+    data = make_clustered_interactions(n_users=800, n_items=60, n_clusters=3, min_items=8, seed=2)
     state = prepare_rescaling_state(
         data.X, data.item_clusters, data.item_popularity, k=60, n_check_users=50
     )
@@ -392,7 +391,7 @@ def test_widget_function_returns_a_live_widget_that_redraws(small):
 @pytest.fixture(scope="module")
 def chapter():
     """The widget of the chapter (setting A) and a summary of every setting it offers."""
-    data = simulate_interactions(seed=0)
+    data = make_clustered_interactions(seed=0)
     state = prepare_rescaling_state(data.X, data.item_clusters, data.item_popularity, k=50)
     spec = rescaling_spec(state, lam=1e4, alpha=0.0)
     index = state.cluster_index

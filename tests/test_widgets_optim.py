@@ -182,7 +182,7 @@ def test_spec_offers_the_runs_and_every_tenth_step(runs):
     assert spec.defaults() == {"optimizer": "Adam", "threshold": 0.6, "step": 3.0}
     # One control at a time from the defaults, and the chapter's presets these runs
     # cover: step 150 is not on offer, step 10 with momentum and no truncation is.
-    assert list(spec.presets) == ["momentum, λ off, step 10"]
+    assert list(spec.presets) == ["momentum, τ off, step 10"]
     assert len(spec.settings()) == 1 + 1 + 2 + 4 + 1
     assert spec.mode == "one_at_a_time"
 
@@ -211,7 +211,7 @@ def test_static_html_frames_are_the_state_functions_readouts(runs):
         checked += 1
     assert checked == 9
     momentum = data["frames"]["0,0,3"]  # the preset: momentum, no truncation, step 10
-    assert momentum["label"] == "optimizer = Momentum, λ = off, step = 10"
+    assert momentum["label"] == "optimizer = Momentum, τ = off, step = 10"
     plt.close("all")
 
 
@@ -245,9 +245,9 @@ def test_explorer_is_a_live_widget_whose_controls_redraw(runs, monkeypatch):
 
 
 def test_claim_adam_at_09_sits_on_the_bound(chapter_runs, chapter_spec):
-    # "Press Adam, λ = 0.9, step 150: all four bars sit on the threshold and the global
+    # "Press Adam, τ = 0.9, step 150: all four bars sit on the threshold and the global
     # cosine lands exactly on the bound."
-    view = truncation_state(chapter_runs, **CHAPTER_PRESETS["Adam, λ = 0.9, step 150"])
+    view = truncation_state(chapter_runs, **CHAPTER_PRESETS["Adam, τ = 0.9, step 150"])
     s = view.summary
     assert np.all(s.raw_local < 0.9)  # every tensor truncated ...
     np.testing.assert_allclose(s.local, 0.9, atol=1e-12)  # ... onto the threshold
@@ -261,9 +261,9 @@ def test_claim_adam_at_09_sits_on_the_bound(chapter_runs, chapter_spec):
 
 
 def test_claim_momentum_bias_badly_aimed_global_high(chapter_runs):
-    # "Then press momentum, λ off, step 10, one of the early steps where a bias, b2, has a
+    # "Then press momentum, τ off, step 10, one of the early steps where a bias, b2, has a
     # negative local cosine while the global cosine stays high: with a weight near zero"
-    view = truncation_state(chapter_runs, **CHAPTER_PRESETS["momentum, λ off, step 10"])
+    view = truncation_state(chapter_runs, **CHAPTER_PRESETS["momentum, τ off, step 10"])
     s = view.summary
     assert s.threshold is None
     b2 = s.names.index("b2")

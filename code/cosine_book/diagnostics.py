@@ -78,7 +78,7 @@ __all__ = [
 
 _EPS = float(np.finfo(np.float64).eps)
 _FLOAT_MAX = float(np.finfo(np.float64).max)
-# b counts as t * a when max|b - t a| <= _MULTIPLE_TOL * eps * max|b|.
+# b counts as k * a when max|b - k a| <= _MULTIPLE_TOL * eps * max|b|.
 _MULTIPLE_TOL = 8
 # Two directions whose cosine is at least this are "nearly parallel" (a near-duplicate).
 _NEAR_ONE = 1 - 1e-9
@@ -114,7 +114,7 @@ class PairDiagnosis:
     identical : bool
         Same shape and all entries equal (a copy).
     positive_multiple : float or None
-        The factor :math:`t > 0` with :math:`b = t a` up to rounding (see
+        The factor :math:`\kappa > 0` with :math:`b = \kappa a` up to rounding (see
         :func:`diagnose_pair`), ``1.0`` for equal arrays; ``None`` if ``b`` is
         not a positive multiple of ``a`` or the factor lies outside the range
         of normal float64 numbers (the verdict then says so).
@@ -176,10 +176,10 @@ def _as_factor(scaled: float, shift: int) -> float | None:
 def _format_factor(scaled: float, shift: int) -> str:
     factor = _as_factor(scaled, shift)
     if factor is not None:
-        return f"t = {factor:.6g}"
+        return f"κ = {factor:.6g}"
     log10 = math.log10(abs(scaled)) + shift * math.log10(2.0)
     sign = "-" if scaled < 0 else ""
-    return f"t = {sign}1e{round(log10)} roughly, outside the float64 range"
+    return f"κ = {sign}1e{round(log10)} roughly, outside the float64 range"
 
 
 def _short(value: float) -> str:
@@ -224,8 +224,8 @@ def diagnose_pair(a: ArrayLike, b: ArrayLike) -> PairDiagnosis:
        for objects with ``__array__``, such as a PyTorch CPU tensor, the array
        it exposes, without a copy): "two views of the same memory";
     3. same shape and equal entries: "two equal arrays (copies)";
-    4. :math:`b = t a` with :math:`t > 0`: "a positive multiple (factor t = ...)";
-    5. :math:`b = t a` with :math:`t < 0`: "a negative multiple (factor t = ...)";
+    4. :math:`b = \kappa a` with :math:`\kappa > 0`: "a positive multiple (factor κ = ...)";
+    5. :math:`b = \kappa a` with :math:`\kappa < 0`: "a negative multiple (factor κ = ...)";
     6. otherwise a sentence with the cosine ("different directions, cosine
        0.42"), or "nearly parallel but not a multiple" (or "nearly opposite")
        when :math:`|\cos| \ge 1 - 10^{-9}`.
@@ -233,14 +233,14 @@ def diagnose_pair(a: ArrayLike, b: ArrayLike) -> PairDiagnosis:
     The arrays are compared flattened. The multiple test divides both arrays
     by a power of two near their largest entry (exact, so any scale works),
     reads the factor at the first largest entry of :math:`a`,
-    :math:`t = b_p / a_p`, and accepts it when
+    :math:`\kappa = b_p / a_p`, and accepts it when
 
     .. math::
 
-        \max_i |b_i - t a_i| \le 8 \, \varepsilon \max_i |b_i|,
+        \max_i |b_i - \kappa a_i| \le 8 \, \varepsilon \max_i |b_i|,
         \qquad \varepsilon = 2^{-52},
 
-    which allows the few roundings of forming ``t * a`` in floating point. The
+    which allows the few roundings of forming :math:`\kappa a` in floating point. The
     factor of equal arrays, or of a power-of-two multiple, is exact.
 
     Parameters
@@ -271,9 +271,9 @@ def diagnose_pair(a: ArrayLike, b: ArrayLike) -> PairDiagnosis:
     'two equal arrays (copies): cosine 1 by construction'
     >>> result = diagnose_pair(a, 4.0 * a)
     >>> result.positive_multiple, result.verdict
-    (4.0, 'a positive multiple (factor t = 4): the same direction, so cosine 1')
+    (4.0, 'a positive multiple (factor κ = 4): the same direction, so cosine 1')
     >>> diagnose_pair(a, -0.5 * a).verdict
-    'a negative multiple (factor t = -0.5): opposite directions, so cosine -1'
+    'a negative multiple (factor κ = -0.5): opposite directions, so cosine -1'
     >>> diagnose_pair([1, 0], [1, 1]).verdict
     'different directions, cosine 0.71'
     """
@@ -677,28 +677,28 @@ def with_shared_direction(E: ArrayLike, strength: float) -> NDArray[np.float64]:
 
     .. math::
 
-        s = \Bigl(\frac1n \sum_{i=1}^n \|e_i - \bar e\|^2\Bigr)^{1/2},
+        \nu = \Bigl(\frac1n \sum_{i=1}^n \|e_i - \bar e\|^2\Bigr)^{1/2},
 
     row :math:`i` of the result is
 
     .. math::
 
-        (e_i - \bar e) + t \, s \, \hat m, \qquad t = \text{strength} \ge 0.
+        (e_i - \bar e) + t \, \nu \, \hat m, \qquad t = \text{strength} \ge 0.
 
     The centred rows are kept and every row gets the same vector
-    :math:`t s \hat m` along the embeddings' own mean direction, measured in
+    :math:`t \nu \hat m` along the embeddings' own mean direction, measured in
     units of their typical spread: at :math:`t = 0` the rows are centred, and
     as :math:`t` grows the shared part dominates and all cosines approach 1,
     while :func:`centered_cosine_matrix` of the result does not change. The
-    mean row of the result is :math:`t s \hat m`; at
-    :math:`t = \|\bar e\| / s` the result is ``E`` itself (up to rounding).
+    mean row of the result is :math:`t \nu \hat m`; at
+    :math:`t = \|\bar e\| / \nu` the result is ``E`` itself (up to rounding).
 
     The centring is that of :func:`centered_cosine_matrix`: ``E`` is divided by
     a power of two near its largest entry (exact), so entries near ``1e300``
     or ``1e-300`` work, and the mean gets a second pass for its rounding error.
     Rounding rule: the mean row is zero when all its entries are within
     :math:`n \varepsilon \max |E|` of zero (:math:`\varepsilon = 2^{-52}`), and
-    likewise a centred row; :math:`s = 0` means every centred row is zero.
+    likewise a centred row; :math:`\nu = 0` means every centred row is zero.
 
     Parameters
     ----------
@@ -706,7 +706,7 @@ def with_shared_direction(E: ArrayLike, strength: float) -> NDArray[np.float64]:
         Finite real numbers, ``n >= 2``.
     strength : float
         The strength :math:`t \ge 0` (finite) of the shared direction, in units
-        of :math:`s`.
+        of :math:`\nu`.
 
     Returns
     -------
@@ -717,14 +717,14 @@ def with_shared_direction(E: ArrayLike, strength: float) -> NDArray[np.float64]:
     ValueError
         If ``strength`` is negative or not a finite real number; the mean row
         of ``E`` is zero up to rounding (there is no mean direction); every row
-        equals the mean row up to rounding (:math:`s = 0`, no spread to measure
+        equals the mean row up to rounding (:math:`\nu = 0`, no spread to measure
         the strength in); the result would overflow float64; or ``E`` has fewer
         than 2 rows or is not a 2-D array of finite real numbers.
 
     Examples
     --------
     Rows around their mean ``[11, 11]``, with centred rows ``[0, -1]``,
-    ``[-1, 0]``, ``[1, 1]`` (so :math:`s^2 = 4/3`):
+    ``[-1, 0]``, ``[1, 1]`` (so :math:`\nu^2 = 4/3`):
 
     >>> E = np.array([[11.0, 10.0], [10.0, 11.0], [12.0, 12.0]])
     >>> with_shared_direction(E, 0.0).round(12).tolist()
@@ -753,7 +753,7 @@ def with_shared_direction(E: ArrayLike, strength: float) -> NDArray[np.float64]:
     if float(np.max(centring.peaks)) <= centring.limit:
         raise ValueError(
             "every row of E equals the mean row (up to rounding), so the centred rows have "
-            "no spread (s = 0) to measure the strength in; expected rows that differ"
+            "no spread (ν = 0) to measure the strength in; expected rows that differ"
         )
     centred = centring.centred
     spread_exponent = _peak_exponent(centred)
@@ -945,7 +945,7 @@ def neighbour_agreement(S: ArrayLike, labels: ArrayLike, k: int) -> float:
         \frac{|\{j \in N(i) : y_j = y_i\}|}{k} \in [0, 1].
 
     Ties at the ``k``-th place go to the lower index, so every item has exactly
-    ``k`` neighbours; :func:`cosine_book.factorization.cluster_recovery` shares
+    ``k`` neighbours; :func:`cosine_book.cluster_recovery.cluster_recovery` shares
     tied places equally instead, and the two can differ when similarities tie.
 
     Parameters

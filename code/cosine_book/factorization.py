@@ -52,9 +52,22 @@ near its largest entry before normalising it.
 .. rubric:: Determinism
 
 Vector sums are NumPy sums in a fixed (pairwise) order, ties are broken in a
-documented way (:func:`cluster_recovery`, :func:`cluster_order`), and only
-matrix products and the eigendecomposition use BLAS/LAPACK, whose last bits
-may differ between CPUs.
+documented way (:func:`retrieval_quality`, and the scores of
+:mod:`cosine_book.cluster_recovery`), and only matrix products and the
+eigendecomposition use BLAS/LAPACK, whose last bits may differ between CPUs.
+
+.. rubric:: Where the rest lives
+
+How well a similarity recovers known clusters (the AUC and top-neighbour share
+reported here) is :mod:`cosine_book.cluster_recovery`, which knows nothing of
+factorisation; the simulated data of the paper's Section 4 come from
+:func:`cosine_book.datasets.make_clustered_interactions`. This module keeps the
+model and what its rescaling freedom does: the closed forms and the spectrum
+they need, the losses and the iterative check, the rescaling itself, cosine
+matrices, and the experiments of chapter 6 that compare equally optimal
+rescalings (:func:`item_similarity_suite`, :func:`rescaling_spread`,
+:func:`retrieval_quality`, and :func:`rescaling_update`, the state of the
+chapter's widget).
 """
 
 from __future__ import annotations
@@ -64,7 +77,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 
@@ -75,19 +87,22 @@ from cosine_book._validation import (
     as_real_array,
     as_real_matrix,
 )
+from cosine_book.cluster_recovery import (
+    ClusterRecovery,
+    _as_clusters,
+    _pair_auc_of_scores,
+    _same_cluster,
+    _top_neighbour_share,
+)
 
 __all__ = [
     "ClosedFormCheck",
-    "ClusterRecovery",
-    "Interactions",
     "RescalingSpread",
     "RescalingState",
     "RescalingUpdate",
     "RetrievalQuality",
     "Spectrum",
     "closed_form_check",
-    "cluster_order",
-    "cluster_recovery",
     "cosine_matrix",
     "dropout_shrinkage",
     "fit_alternating",
@@ -106,8 +121,6 @@ __all__ = [
     "rescaling_spread",
     "rescaling_update",
     "retrieval_quality",
-    "same_cluster_matrix",
-    "simulate_interactions",
     "standardize_columns",
 ]
 
@@ -172,22 +185,6 @@ def _check_factors(
             "expected one row per item"
         )
     return A, B
-
-
-def _as_clusters(clusters: Any, n_items: int | None = None) -> NDArray[np.intp]:
-    """Each item's index into the sorted distinct cluster labels."""
-    if n_items is None:
-        if isinstance(clusters, np.ndarray) and clusters.ndim != 1:
-            raise ValueError(f"clusters has shape {clusters.shape}; expected a 1-D array of labels")
-        try:
-            n_items = len(clusters)
-        except TypeError:
-            raise ValueError(
-                f"clusters must be a 1-D sequence of labels; got {clusters!r}"
-            ) from None
-        if n_items == 0:
-            raise ValueError("clusters is empty; expected one label per item")
-    return as_labels(clusters, "clusters", n_items)[1]
 
 
 def _as_spectrum(X: Any) -> Spectrum:
@@ -329,11 +326,9 @@ def gram(X: Matrix) -> NDArray[np.float64]:
     return _gram_in_units(_check_matrix(X))
 
 
-def _spectrum_from_gram(G: NDArray[np.float64], driver: str = "numpy") -> Spectrum:
-    if driver == "numpy":
-        eigenvalues, vectors = np.linalg.eigh(G)
-    else:
-        eigenvalues, vectors = scipy.linalg.eigh(G, driver=driver, check_finite=False)
+def _spectrum_from_gram(G: NDArray[np.float64]) -> Spectrum:
+    """Descending, sign-fixed spectrum of a Gram matrix (see the module notes)."""
+    eigenvalues, vectors = np.linalg.eigh(G)
     # Descending; equal eigenvalues keep LAPACK's order reversed (a stable sort).
     order = np.argsort(eigenvalues, kind="stable")[::-1]
     eigenvalues, vectors = eigenvalues[order], vectors[:, order]
@@ -1228,180 +1223,8 @@ def standardize_columns(X: Matrix) -> NDArray[np.float64]:
 
 
 # ---------------------------------------------------------------------------
-# Cluster recovery
+# Every item-item similarity of chapter 6
 # ---------------------------------------------------------------------------
-
-
-def same_cluster_matrix(clusters: ArrayLike) -> NDArray[np.float64]:
-    """Ground-truth similarity: 1 where two items share a cluster, else 0.
-
-    Examples
-    --------
-    >>> same_cluster_matrix([0, 1, 0]).tolist()
-    [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 1.0]]
-    """
-    index = _as_clusters(clusters)
-    return (index[:, None] == index[None, :]).astype(np.float64)
-
-
-def cluster_order(clusters: ArrayLike, popularity: ArrayLike) -> NDArray[np.int64]:
-    """Permutation sorting items by cluster, then by descending popularity.
-
-    Items of one cluster with equal popularity keep their original order (the
-    sort is stable: the lowest index comes first).
-
-    Examples
-    --------
-    >>> cluster_order([1, 0, 1, 0], [0.1, 0.2, 0.9, 0.5]).tolist()
-    [3, 1, 2, 0]
-    """
-    popularity = as_real_array(popularity, "popularity", ndim=1).astype(np.float64, copy=False)
-    index = _as_clusters(clusters, popularity.size)
-    return np.lexsort((-popularity, index))
-
-
-@dataclass(frozen=True)
-class ClusterRecovery:
-    """How well an item-item similarity recovers known clusters.
-
-    Attributes
-    ----------
-    auc : float
-        Probability that a random same-cluster pair scores higher than a random
-        different-cluster pair (ties count one half).
-    neighbour_share : float
-        Average share of each item's ``n_neighbours`` most similar other items
-        that lie in its own cluster (ties at the last place share it; see
-        :func:`cluster_recovery`).
-    """
-
-    auc: float
-    neighbour_share: float
-
-
-def _pair_auc(
-    scores: NDArray[np.float64], same: NDArray[np.bool_], n_bins: int | None = None
-) -> float:
-    """Mann-Whitney AUC with ties counted one half, in exact integer arithmetic."""
-    n_pos = int(np.count_nonzero(same))
-    n_neg = scores.size - n_pos
-    if n_pos == 0 or n_neg == 0:
-        raise ValueError("need both same-cluster and different-cluster pairs to compute an AUC")
-    if n_bins is None:
-        # Mann-Whitney U: for each negative pair count the positives scoring above
-        # it (ties count one half), by binary search in the sorted positive scores.
-        # Sorting values (not indices) makes the counts independent of tie order.
-        positives = np.sort(scores[same])
-        negatives = np.sort(scores[~same])  # sorted queries make the search faster
-        below_or_tied = np.searchsorted(positives, negatives, side="right")
-        below = np.searchsorted(positives, negatives, side="left")
-        wins = n_pos * n_neg - int(np.sum(below_or_tied, dtype=np.int64))
-        ties = int(np.sum(below_or_tied - below, dtype=np.int64))
-    else:
-        # Scores quantised to n_bins levels on [min, max]; pairs in one bin count as ties.
-        low, high = float(scores.min()), float(scores.max())
-        width = (high - low) / n_bins or 1.0
-        levels = np.minimum(((scores - low) / width).astype(np.int64), n_bins - 1)
-        pos_counts = np.bincount(levels[same], minlength=n_bins)
-        neg_counts = np.bincount(levels, minlength=n_bins) - pos_counts
-        pos_above = n_pos - np.cumsum(pos_counts)  # positives in higher bins
-        wins = int(np.sum(neg_counts * pos_above, dtype=np.int64))
-        ties = int(np.sum(neg_counts * pos_counts, dtype=np.int64))
-    # Python integers: exact, and one correctly rounded division.
-    return (2 * wins + ties) / (2 * n_pos * n_neg)
-
-
-def _top_neighbour_share(S: NDArray[np.float64], clusters: ArrayLike, n_neighbours: int) -> float:
-    """Mean share of same-cluster items among each row's top ``n_neighbours``, ties shared.
-
-    For row ``i`` let ``v`` be the ``n_neighbours``-th largest similarity to the
-    other items. Items above ``v`` take one place each; the ``t`` items tied at
-    ``v`` share the remaining places equally (each counts ``remaining / t``).
-    Only values are compared, so the result does not depend on how a sort or
-    partition orders equal values (which differs between CPUs).
-    """
-    n_items = S.shape[0]
-    labels = np.asarray(clusters)
-    others = S.copy()
-    np.fill_diagonal(others, -np.inf)  # never above or tied: v is finite
-    kth = np.partition(others, n_items - n_neighbours, axis=1)[:, n_items - n_neighbours]
-    same = labels[:, None] == labels[None, :]
-    above = others > kth[:, None]
-    tied = others == kth[:, None]
-    n_above = np.count_nonzero(above, axis=1)
-    n_tied = np.count_nonzero(tied, axis=1)
-    same_above = np.count_nonzero(above & same, axis=1)
-    same_tied = np.count_nonzero(tied & same, axis=1)
-    share = same_above / n_neighbours + ((n_neighbours - n_above) / n_neighbours) * (
-        same_tied / n_tied
-    )
-    return float(np.mean(share))
-
-
-def cluster_recovery(
-    similarity: ArrayLike,
-    clusters: ArrayLike,
-    n_neighbours: int = 10,
-    *,
-    auc_bins: int | None = None,
-) -> ClusterRecovery:
-    """Score an item-item similarity matrix against known item clusters.
-
-    Ties are handled by value, never by position, so the scores are the same on
-    every machine: in the AUC a tied same-cluster/different-cluster pair counts
-    one half; in the top-neighbour share, the items tied at the
-    ``n_neighbours``-th place share the places left after the items strictly
-    above it (each gets ``remaining / number tied`` of a place). If all
-    similarities are equal, the share is the base rate: the mean, over items, of
-    the share of other items in the item's cluster.
-
-    Parameters
-    ----------
-    similarity : array_like of shape (p, p)
-        Symmetric similarities (cosines, or the 0/1 ground truth); finite, real.
-    clusters : array_like of shape (p,)
-        Cluster label of each item (labels of one kind: numbers or strings).
-    n_neighbours : int
-        Neighbourhood size for the top-neighbour share, ``1 <= n_neighbours < p``.
-    auc_bins : int, optional
-        If given (at least 2), the AUC is computed from the similarities quantised
-        to this many levels (faster; pairs within one level count as ties).
-        Default: exact.
-
-    Returns
-    -------
-    ClusterRecovery
-
-    Examples
-    --------
-    >>> clusters = np.array([0, 0, 1, 1])
-    >>> truth = same_cluster_matrix(clusters)
-    >>> result = cluster_recovery(truth, clusters, n_neighbours=1)
-    >>> round(result.auc, 4), round(result.neighbour_share, 4)
-    (1.0, 1.0)
-    >>> round(cluster_recovery(np.eye(4), clusters, n_neighbours=1).auc, 4)
-    0.5
-
-    If all similarities tie, the share is the base rate:
-
-    >>> ties = cluster_recovery(np.ones((4, 4)), clusters, n_neighbours=2)
-    >>> ties.neighbour_share
-    0.3333333333333333
-    """
-    S = as_real_matrix(similarity, "similarity")
-    if S.shape[0] != S.shape[1] or S.shape[0] < 2:
-        raise ValueError(
-            f"similarity has shape {S.shape}; expected a square (p, p) matrix with p >= 2"
-        )
-    n_items = S.shape[0]
-    index = _as_clusters(clusters, n_items)
-    n_neighbours = as_int_scalar(n_neighbours, "n_neighbours", minimum=1, maximum=n_items - 1)
-    if auc_bins is not None:
-        auc_bins = as_int_scalar(auc_bins, "auc_bins", minimum=2)
-    upper_rows, upper_cols = np.triu_indices(n_items, k=1)
-    same = index[upper_rows] == index[upper_cols]
-    auc = _pair_auc(S[upper_rows, upper_cols], same, auc_bins)
-    return ClusterRecovery(auc=auc, neighbour_share=_top_neighbour_share(S, index, n_neighbours))
 
 
 def item_similarity_suite(
@@ -1445,7 +1268,8 @@ def item_similarity_suite(
 
     Examples
     --------
-    >>> data = simulate_interactions(
+    >>> from cosine_book.datasets import make_clustered_interactions
+    >>> data = make_clustered_interactions(
     ...     n_users=300, n_items=40, n_clusters=2, min_items=4
     ... )
     >>> suite = item_similarity_suite(
@@ -1494,7 +1318,7 @@ def item_similarity_suite(
         return _self_cosines(_unit_rows(E, what))
 
     return {
-        "ground truth": (clusters[:, None] == clusters[None, :]).astype(np.float64),
+        "ground truth": _same_cluster(clusters),
         "raw data (columns of X)": _column_cosines(_scaled(X, exponent), G),
         "obj. 1, α = +1/2 (B = V_k)": cosines(_rescale(A1, B1, shrink**0.5)[1], "B_D"),
         "obj. 1, α = 0 (A = B)": cosines(B1, "B of objective 1"),
@@ -1510,209 +1334,6 @@ def item_similarity_suite(
             _objective2(standardized_spectrum, lam2, k)[1], "B of objective 2 (standardised X)"
         ),
     }
-
-
-# ---------------------------------------------------------------------------
-# The simulated data of Section 4
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Interactions:
-    r"""Simulated user-item data with planted item clusters.
-
-    Attributes
-    ----------
-    X : scipy.sparse.csr_array of shape (n_users, n_items)
-        0/1 interactions.
-    item_clusters : ndarray of shape (n_items,)
-        Cluster label ``0 .. n_clusters - 1`` of each item.
-    item_popularity : ndarray of shape (n_items,)
-        Baseline popularity :math:`p_i` (sums to 1 within each cluster).
-    cluster_probabilities : ndarray of shape (n_clusters,)
-        Probability of an item falling in each cluster.
-    cluster_exponents : ndarray of shape (n_clusters,)
-        Power-law exponent :math:`\beta_c` of each cluster's popularity.
-    user_preferences : ndarray of shape (n_users, n_clusters)
-        Preferences :math:`p_{uc}` of the users for the clusters.
-    items_per_user : ndarray of shape (n_users,)
-        Number of items :math:`k_u` of each user.
-    """
-
-    X: scipy.sparse.csr_array
-    item_clusters: NDArray[np.int64]
-    item_popularity: NDArray[np.float64]
-    cluster_probabilities: NDArray[np.float64]
-    cluster_exponents: NDArray[np.float64]
-    user_preferences: NDArray[np.float64]
-    items_per_user: NDArray[np.int64]
-
-
-def _power_law_values(
-    rng: np.random.Generator, size: int, exponent: float, form: str
-) -> NDArray[np.float64]:
-    """Power-law values ``v`` with ``v ~ r^(-exponent)`` (smallest value 1)."""
-    if form == "rank":
-        # Zipf over a random ranking: the r-th value is (size / r)^exponent.
-        ranks = rng.permutation(size) + 1
-        return (size / ranks) ** exponent
-    # "sample": i.i.d. Pareto draws with the same tail, u^(-exponent), u ~ U(0, 1].
-    return (1.0 - rng.random(size)) ** (-exponent)
-
-
-def simulate_interactions(
-    n_users: int = 20_000,
-    n_items: int = 1_000,
-    n_clusters: int = 5,
-    *,
-    seed: int = 0,
-    cluster_concentration: float | None = 3.0,
-    preference: Literal["dirichlet", "lognormal"] = "dirichlet",
-    preference_concentration: float = 0.5,
-    power_law: Literal["rank", "sample"] = "rank",
-    exponent_range: tuple[float, float] = (0.25, 1.5),
-    user_exponent: float = 0.5,
-    min_items: int = 20,
-) -> Interactions:
-    r"""Simulate the clustered user-item data of Section 4 of Steck et al. (2024).
-
-    1. Cluster probabilities :math:`p_c` from a symmetric Dirichlet
-       distribution with parameter ``cluster_concentration`` (equal
-       probabilities if ``None``); each item joins cluster :math:`c` with
-       probability :math:`p_c`.
-    2. Each cluster draws an exponent :math:`\beta_c` uniformly from
-       ``exponent_range``; item popularity :math:`p_i` follows a power law with
-       exponent :math:`\beta_c` within its cluster.
-    3. User preferences :math:`p_{uc}`: a symmetric Dirichlet draw with
-       parameter ``preference_concentration`` per user, or i.i.d. log-normal
-       values with parameters 0 and 1.
-    4. :math:`p_{ui} = p_{u,c(i)}\, p_i / \sum_j p_{u,c(j)}\, p_j`.
-    5. Items per user :math:`k_u = \min(p, \lfloor m v_u \rfloor)`, with
-       :math:`p` = ``n_items``, :math:`m` = ``min_items`` and :math:`v_u` a power
-       law of exponent ``user_exponent``; the :math:`k_u` items are drawn
-       without replacement with probabilities :math:`p_{ui}` (Gumbel top-k,
-       exact).
-
-    A power law with exponent :math:`\beta` is, with ``power_law="rank"``, the
-    value :math:`(n / r)^\beta` of the item (user) of random rank :math:`r`
-    among :math:`n`; with ``power_law="sample"``, i.i.d. Pareto values
-    :math:`u^{-\beta}`, :math:`u \sim U(0, 1]`.
-
-    Parameters
-    ----------
-    n_users, n_items, n_clusters : int
-        Positive, with ``n_clusters <= n_items``.
-    seed : int
-        Seed of every random draw (nonnegative).
-    cluster_concentration : float or None
-        Positive.
-    preference : {"dirichlet", "lognormal"}
-    preference_concentration : float
-        Positive.
-    power_law : {"rank", "sample"}
-    exponent_range : (float, float)
-        ``0 <= low <= high``.
-    user_exponent : float
-        Nonnegative.
-    min_items : int
-        ``1 <= min_items <= n_items``.
-
-    Returns
-    -------
-    Interactions
-
-    Examples
-    --------
-    >>> data = simulate_interactions(
-    ...     n_users=200, n_items=50, n_clusters=3, min_items=5
-    ... )
-    >>> data.X.shape, int(data.X.max())
-    ((200, 50), 1)
-    >>> np.bincount(data.item_clusters).tolist()
-    [14, 24, 12]
-    >>> per_user = np.asarray(data.X.sum(axis=1))
-    >>> bool((per_user == data.items_per_user).all())
-    True
-    """
-    n_users = as_int_scalar(n_users, "n_users", minimum=1)
-    n_items = as_int_scalar(n_items, "n_items", minimum=1)
-    n_clusters = as_int_scalar(n_clusters, "n_clusters", minimum=1)
-    if n_clusters > n_items:
-        raise ValueError(f"n_clusters={n_clusters} exceeds n_items={n_items}")
-    seed = _check_seed(seed)
-    if cluster_concentration is not None:
-        cluster_concentration = as_float_scalar(
-            cluster_concentration, "cluster_concentration", positive=True
-        )
-    if not isinstance(preference, str) or preference not in ("dirichlet", "lognormal"):
-        raise ValueError(f"preference must be 'dirichlet' or 'lognormal'; got {preference!r}")
-    preference_concentration = as_float_scalar(
-        preference_concentration, "preference_concentration", positive=True
-    )
-    if not isinstance(power_law, str) or power_law not in ("rank", "sample"):
-        raise ValueError(f"power_law must be 'rank' or 'sample'; got {power_law!r}")
-    bounds = as_real_array(exponent_range, "exponent_range", ndim=1)
-    if bounds.shape != (2,) or not 0 <= bounds[0] <= bounds[1]:
-        raise ValueError(
-            f"exponent_range must be two numbers with 0 <= low <= high; got {exponent_range!r}"
-        )
-    low, high = float(bounds[0]), float(bounds[1])
-    user_exponent = as_float_scalar(user_exponent, "user_exponent", nonnegative=True)
-    min_items = as_int_scalar(min_items, "min_items", minimum=1, maximum=n_items)
-    rng = np.random.default_rng(seed)
-
-    if cluster_concentration is None:
-        cluster_probabilities = np.full(n_clusters, 1.0 / n_clusters)
-    else:
-        cluster_probabilities = rng.dirichlet(np.full(n_clusters, float(cluster_concentration)))
-    item_clusters = rng.choice(n_clusters, size=n_items, p=cluster_probabilities)
-    cluster_exponents = rng.uniform(low, high, size=n_clusters)
-    item_popularity = np.zeros(n_items)
-    for c in range(n_clusters):
-        members = np.flatnonzero(item_clusters == c)
-        if members.size:
-            values = _power_law_values(rng, members.size, cluster_exponents[c], power_law)
-            item_popularity[members] = values / values.sum()
-
-    if preference == "dirichlet":
-        alpha = np.full(n_clusters, float(preference_concentration))
-        user_preferences = rng.dirichlet(alpha, size=n_users)
-    else:
-        user_preferences = rng.lognormal(0.0, 1.0, size=(n_users, n_clusters))
-
-    activity = _power_law_values(rng, n_users, user_exponent, power_law)
-    items_per_user = np.minimum(n_items, np.floor(min_items * activity)).astype(np.int64)
-
-    # Gumbel top-k: the k largest of log p_ui + Gumbel noise are a draw of k items
-    # without replacement with probabilities p_ui (successive sampling).
-    log_popularity = np.log(np.maximum(item_popularity, np.finfo(float).tiny))
-    rows, cols = [], []
-    chunk = 2_000
-    for start in range(0, n_users, chunk):
-        stop = min(start + chunk, n_users)
-        preferences = np.maximum(user_preferences[start:stop], np.finfo(float).tiny)
-        keys = np.log(preferences[:, item_clusters]) + log_popularity
-        keys += rng.gumbel(size=keys.shape)
-        counts = items_per_user[start:stop]
-        sorted_keys = -np.sort(-keys, axis=1)
-        thresholds = sorted_keys[np.arange(stop - start), counts - 1]
-        chosen_rows, chosen_cols = np.nonzero(keys >= thresholds[:, None])
-        rows.append(chosen_rows + start)
-        cols.append(chosen_cols)
-    rows_all = np.concatenate(rows)
-    cols_all = np.concatenate(cols)
-    X = scipy.sparse.csr_array(
-        (np.ones(rows_all.size), (rows_all, cols_all)), shape=(n_users, n_items)
-    )
-    return Interactions(
-        X=X,
-        item_clusters=item_clusters,
-        item_popularity=item_popularity,
-        cluster_probabilities=cluster_probabilities,
-        cluster_exponents=cluster_exponents,
-        user_preferences=user_preferences,
-        items_per_user=items_per_user,
-    )
 
 
 # ---------------------------------------------------------------------------
@@ -1768,7 +1389,7 @@ class RescalingUpdate:
     ----------
     cosines : ndarray of shape (n_items, n_items)
         Item-item cosines of the rows of :math:`B_D`, items in display order.
-    recovery : ClusterRecovery
+    recovery : cosine_book.cluster_recovery.ClusterRecovery
         AUC and top-10 neighbour share of ``cosines`` against the clusters (the AUC
         from cosines quantised to 4,096 levels, exact to about 1e-4).
     mean_cosine : float
@@ -1995,7 +1616,9 @@ def rescaling_update(
     cosines = _self_cosines(_unit_rows(B_D, "B_D"))
     n_items = cosines.shape[0]
     recovery = ClusterRecovery(
-        auc=_pair_auc(cosines.ravel()[state.pairs], state.same_pairs, _RESCALING_AUC_BINS),
+        auc=_pair_auc_of_scores(
+            cosines.ravel()[state.pairs], state.same_pairs, _RESCALING_AUC_BINS
+        ),
         neighbour_share=_top_neighbour_share(
             cosines, state.cluster_index, min(_RESCALING_NEIGHBOURS, n_items - 1)
         ),
@@ -2047,7 +1670,7 @@ class RescalingSpread:
         :func:`item_similarity_suite`).
     auc : ndarray of shape (4,)
         Exact AUC of the item-item cosines against the clusters
-        (:func:`cluster_recovery`).
+        (:func:`cosine_book.cluster_recovery.pair_auc`).
     neighbour_share : ndarray of shape (4,)
         Share of each item's ``n_neighbours`` most similar items in its own cluster.
     mean_cosine : ndarray of shape (4,)
@@ -2107,7 +1730,8 @@ def rescaling_spread(
 
     Examples
     --------
-    >>> data = simulate_interactions(
+    >>> from cosine_book.datasets import make_clustered_interactions
+    >>> data = make_clustered_interactions(
     ...     n_users=300, n_items=40, n_clusters=2, min_items=4
     ... )
     >>> spread = rescaling_spread(
@@ -2150,7 +1774,7 @@ def rescaling_spread(
     auc, share, level = [], [], []
     for d in (shrink**0.5, np.ones(k), shrink**-0.5, stretch):
         S = _self_cosines(_unit_rows(_rescale(A1, B1, d)[1], "B_D"))
-        auc.append(_pair_auc(S[upper_rows, upper_cols], same))
+        auc.append(_pair_auc_of_scores(S[upper_rows, upper_cols], same))
         share.append(_top_neighbour_share(S, clusters, n_neighbours))
         level.append((float(np.sum(S)) - n_items) / (n_items * (n_items - 1)))
     return RescalingSpread(
@@ -2258,6 +1882,69 @@ def _top_n_mask(scores: NDArray[np.float64], n: int) -> NDArray[np.bool_]:
     return above | (tied & (np.cumsum(tied, axis=1) <= places[:, None]))
 
 
+def _retrieval_factors(
+    train: scipy.sparse.csr_array, lam: float, k: int, candidates: NDArray[np.intp]
+) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
+    """One (user factor, item factor) pair per model ranking of :func:`retrieval_quality`.
+
+    A user's scores are ``(x_u @ user_factor) @ item_factor.T``, over the
+    ``candidates`` items: first the dot product of objective 1, then the cosine
+    under each rescaling (the cosine with ``x_u A D`` ranks a user's items as
+    ``x_u A D . b_i / |b_i|`` does, so the item rows are normalised).
+    """
+    spectrum = _spectrum_from_scaled_gram(*_scaled_gram(train))
+    A1, B1 = _objective1(spectrum, lam, k)
+    shrink = _shrinkage(spectrum.singular_values[:k], lam)
+    if np.any(shrink == 0):
+        first = int(np.argmax(shrink == 0))
+        raise ValueError(
+            f"objective 1 shrinks latent dimension {first} of the training data to zero "
+            f"(sigma = {spectrum.singular_values[first]:.3g}, lam = {lam:.3g}), so "
+            "D = diag(f)^(-1/2) is undefined; expected k at most the rank of the "
+            "training data (lower k or lam)"
+        )
+    sigma = spectrum.singular_values[:k]
+    stretch = np.ones(k)
+    stretch[-1] = 0.01  # B D^{-1}: the last column of B grows 100-fold
+    # Cosines ignore a common factor of d: sigma / sigma_1 keeps d in range at any scale.
+    scalings = (shrink**0.5, np.ones(k), shrink**-0.5, (sigma / sigma[0]) ** -0.5, stretch)
+    factors = [(A1, B1[candidates])]
+    for d in scalings:
+        A_D, B_D = _rescale(A1, B1, d)
+        factors.append((A_D, _unit_rows(B_D[candidates], "B_D (items seen in training)")))
+    return factors
+
+
+def _retrieval_hits(
+    train: scipy.sparse.csr_array,
+    test: scipy.sparse.csr_array,
+    factors: list[tuple[NDArray[np.float64], NDArray[np.float64]]],
+    popularity: NDArray[np.float64],
+    candidates: NDArray[np.intp],
+    n_recommended: int,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per ranking and user: held-out items among the recommended, and their mean popularity.
+
+    The rankings are those of ``factors`` and, last, ``popularity`` itself; a
+    user's items seen in training are never recommended.
+    """
+    n_users = train.shape[0]
+    hits = np.zeros((len(factors) + 1, n_users))
+    level = np.zeros_like(hits)
+    for start in range(0, n_users, _RETRIEVAL_CHUNK):
+        block = slice(start, start + _RETRIEVAL_CHUNK)
+        seen = train[block][:, candidates].toarray() != 0
+        wanted = test[block][:, candidates].toarray() != 0
+        rankings = [(train[block] @ A) @ B.T for A, B in factors]
+        rankings.append(np.broadcast_to(popularity, seen.shape))
+        for m, scores in enumerate(rankings):
+            chosen = _top_n_mask(np.where(seen, -np.inf, scores), n_recommended)
+            hits[m, block] = np.count_nonzero(chosen & wanted, axis=1)
+            shown = np.where(chosen, popularity, 0.0)
+            level[m, block] = np.sum(shown, axis=1) / np.count_nonzero(chosen, axis=1)
+    return hits, level
+
+
 def retrieval_quality(
     X: Matrix,
     *,
@@ -2328,7 +2015,8 @@ def retrieval_quality(
 
     Examples
     --------
-    >>> data = simulate_interactions(
+    >>> from cosine_book.datasets import make_clustered_interactions
+    >>> data = make_clustered_interactions(
     ...     n_users=400, n_items=40, n_clusters=2, min_items=6
     ... )
     >>> quality = retrieval_quality(
@@ -2369,45 +2057,14 @@ def retrieval_quality(
             f"only {candidates.size} items appear in the training data; expected at least "
             f"n_recommended = {n_recommended}"
         )
-    spectrum = _spectrum_from_scaled_gram(*_scaled_gram(train))
-    A1, B1 = _objective1(spectrum, lam, k)
-    shrink = _shrinkage(spectrum.singular_values[:k], lam)
-    if np.any(shrink == 0):
-        first = int(np.argmax(shrink == 0))
-        raise ValueError(
-            f"objective 1 shrinks latent dimension {first} of the training data to zero "
-            f"(sigma = {spectrum.singular_values[first]:.3g}, lam = {lam:.3g}), so "
-            "D = diag(f)^(-1/2) is undefined; expected k at most the rank of the "
-            "training data (lower k or lam)"
-        )
-    sigma = spectrum.singular_values[:k]
-    stretch = np.ones(k)
-    stretch[-1] = 0.01  # B D^{-1}: the last column of B grows 100-fold
-    # Cosines ignore a common factor of d: sigma / sigma_1 keeps d in range at any scale.
-    scalings = (shrink**0.5, np.ones(k), shrink**-0.5, (sigma / sigma[0]) ** -0.5, stretch)
-    # One (user factor, item factor) pair per ranking: the score is their product.
-    # The cosine with x_u A D ranks a user's items as x_u A D . b_i / |b_i| does.
-    factors = [(A1, B1[candidates])]
-    for d in scalings:
-        A_D, B_D = _rescale(A1, B1, d)
-        factors.append((A_D, _unit_rows(B_D[candidates], "B_D (items seen in training)")))
+    factors = _retrieval_factors(train, lam, k, candidates)
     popularity = item_counts / n_users
     users = np.flatnonzero(evaluated)
     train_eval, test_eval = train[users], test[users]
     n_test = np.diff(test_eval.indptr)
-    hits = np.zeros((len(_RETRIEVAL_LABELS), users.size))
-    level = np.zeros_like(hits)
-    for start in range(0, users.size, _RETRIEVAL_CHUNK):
-        block = slice(start, start + _RETRIEVAL_CHUNK)
-        seen = train_eval[block][:, candidates].toarray() != 0
-        wanted = test_eval[block][:, candidates].toarray() != 0
-        rankings = [(train_eval[block] @ A) @ B.T for A, B in factors]
-        rankings.append(np.broadcast_to(popularity[candidates], seen.shape))
-        for m, scores in enumerate(rankings):
-            chosen = _top_n_mask(np.where(seen, -np.inf, scores), n_recommended)
-            hits[m, block] = np.count_nonzero(chosen & wanted, axis=1)
-            shown = np.where(chosen, popularity[candidates], 0.0)
-            level[m, block] = np.sum(shown, axis=1) / np.count_nonzero(chosen, axis=1)
+    hits, level = _retrieval_hits(
+        train_eval, test_eval, factors, popularity[candidates], candidates, n_recommended
+    )
     recall = hits / np.minimum(n_recommended, n_test)
     return RetrievalQuality(
         labels=_RETRIEVAL_LABELS,

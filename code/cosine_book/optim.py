@@ -19,6 +19,9 @@ everything that run needs, in NumPy only:
   once per truncation threshold;
 - :func:`truncation_step_summary`, the numbers of one recorded step
   (:class:`StepSummary`);
+- :func:`linf_alignment` and :func:`preconditioned_cosine`, the aim of an
+  update measured in the max norm of sign descent and in an optimizer's own
+  diagonal norm, next to the Euclidean cosine;
 - :func:`max_gradient_error`, a finite-difference check of the backpropagation.
 
 Parameters, gradients and updates are dictionaries ``name -> array`` in the fixed
@@ -55,7 +58,7 @@ from cosine_book._validation import (
     as_int_scalar,
     as_real_array,
 )
-from cosine_book.similarity import block_cosines
+from cosine_book.similarity import block_cosines, cosine
 
 __all__ = [
     "SGD",
@@ -67,6 +70,8 @@ __all__ = [
     "book_optimizers",
     "init_mlp",
     "finite_difference_gap",
+    "linf_alignment",
+    "preconditioned_cosine",
     "max_gradient_error",
     "mlp_loss_and_grad",
     "mlp_predict",
@@ -406,6 +411,13 @@ class Optimizer(Protocol):
     :math:`\eta` the ``learning_rate``. ``direction`` is
     the inner step of the training loop and does not check its input (the
     hyperparameters are checked once, when an optimizer is made).
+
+    An optimizer may also define ``metric(state)``: the positive diagonal
+    :math:`D` (a mapping like the parameters) of the norm
+    :math:`\lVert u\rVert_D = \lVert D^{1/2} u\rVert` in which it measures the
+    length of a step, read from the state returned with the last update
+    (:class:`Adam` does). :func:`train` then records the cosine in that norm
+    (:func:`preconditioned_cosine`); without it the norm is Euclidean.
     """
 
     learning_rate: float
@@ -554,6 +566,24 @@ class Adam:
         }
         return update, {"step": step, "m": m, "v": v}
 
+    def metric(self, state: dict) -> Params:
+        r"""The diagonal :math:`D = \sqrt{\hat v} + \epsilon` that the last update divided by.
+
+        Adam's update :math:`u = D^{-1} \hat m` is the steepest-descent step for
+        the momentum :math:`\hat m` in the norm :math:`\lVert D^{1/2} u\rVert`
+        (see :func:`preconditioned_cosine`).
+
+        Examples
+        --------
+        >>> optimizer = Adam(learning_rate=0.01)
+        >>> state = optimizer.init({"w": np.zeros(2)})
+        >>> _, state = optimizer.direction({"w": np.array([0.3, -2.0])}, state)
+        >>> np.round(optimizer.metric(state)["w"], 6)  # |g| on the first step
+        array([0.3, 2. ])
+        """
+        correction2 = 1 - self.beta2 ** state["step"]
+        return {name: np.sqrt(v / correction2) + self.eps for name, v in state["v"].items()}
+
 
 # ---------------------------------------------------------------------- truncation
 
@@ -563,16 +593,16 @@ def truncate_to_cosine(update: ArrayLike, gradient: ArrayLike, threshold: float)
 
     This is the Euclidean projection of :math:`u` (``update``) onto the closed
     convex cone
-    :math:`K = \{v : \langle v, g\rangle \ge \lambda \lVert v\rVert \lVert g\rVert\}`.
-    with :math:`g` the ``gradient`` and :math:`\lambda` the ``threshold``.
-    Writing :math:`c = \cos(u, g)` and :math:`s = \sqrt{1-\lambda^2}`:
+    :math:`K = \{v : \langle v, g\rangle \ge \tau \lVert v\rVert \lVert g\rVert\}`.
+    with :math:`g` the ``gradient`` and :math:`\tau` the ``threshold``.
+    Writing :math:`c = \cos(u, g)` and :math:`s = \sqrt{1-\tau^2}`:
 
-    - if :math:`c \ge \lambda`, :math:`u` is returned unchanged;
-    - if :math:`-s < c < \lambda`, the result lies on the cone's boundary ray
-      :math:`d = \lambda \hat g + s e` in the plane of :math:`u` and :math:`g`
+    - if :math:`c \ge \tau`, :math:`u` is returned unchanged;
+    - if :math:`-s < c < \tau`, the result lies on the cone's boundary ray
+      :math:`d = \tau \hat g + s e` in the plane of :math:`u` and :math:`g`
       (:math:`e` is the unit vector along the part of :math:`u` orthogonal to
       :math:`g`), and equals :math:`\langle u, d\rangle d`; its cosine with
-      :math:`g` is exactly :math:`\lambda`;
+      :math:`g` is exactly :math:`\tau`;
     - if :math:`c \le -s`, :math:`u` lies in the polar cone and the nearest
       point of :math:`K` is the zero vector: the block does not move this step.
 
@@ -581,7 +611,7 @@ def truncate_to_cosine(update: ArrayLike, gradient: ArrayLike, threshold: float)
     update, gradient : array_like
         Arrays of the same shape (any number of dimensions).
     threshold : float
-        :math:`\lambda` in :math:`[0, 1]`. (For negative thresholds the set is
+        :math:`\tau` in :math:`[0, 1]`. (For negative thresholds the set is
         not convex and the nearest point is not unique.)
 
     Returns
@@ -714,6 +744,160 @@ def _truncate_all(
     return {name: _truncate(update[name], gradient[name], threshold) for name in update}
 
 
+def linf_alignment(
+    update: ArrayLike | Mapping[str, ArrayLike], gradient: ArrayLike | Mapping[str, ArrayLike]
+) -> float:
+    r"""How well an update is aimed when step length is measured in the max norm.
+
+    The first-order loss change of the step :math:`\theta - \eta u` is
+    :math:`-\eta \langle u, g\rangle`. Among steps of max-norm length
+    :math:`\lVert u\rVert_\infty \le 1` the largest decrease is
+    :math:`\lVert g\rVert_1`, reached by sign descent :math:`u = \operatorname{sign}(g)`
+    (the steepest descent direction of the max norm, whose dual is the
+    :math:`\ell_1` norm). The alignment
+
+    .. math::
+
+        \frac{\langle u, g\rangle}{\lVert u\rVert_\infty \lVert g\rVert_1} \in [-1, 1]
+
+    is the share of that best decrease that ``update`` achieves per unit of its
+    max-norm length: the max-norm counterpart of :math:`\cos(u, g)`, which is
+    the same share for the Euclidean norm. It is 1 exactly when :math:`u` is
+    :math:`\lVert u\rVert_\infty \operatorname{sign}(g_j)` on every entry with
+    :math:`g_j \neq 0`.
+
+    Parameters
+    ----------
+    update, gradient : array_like, or mapping from tensor name to array_like
+        The update :math:`u` and the gradient :math:`g`, as arrays of the same
+        shape or as mappings with the same names and shapes (a whole model's
+        parameters: the max and the sum then run over all of them).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If shapes or names differ, an entry is not finite, or the update or the
+        gradient is zero (the alignment is then undefined).
+
+    Examples
+    --------
+    >>> g = [3.0, -1.0, 0.5]
+    >>> linf_alignment([1.0, -1.0, 1.0], g)  # sign descent
+    1.0
+    >>> round(linf_alignment(g, g), 4)  # the gradient itself
+    0.7593
+    >>> linf_alignment({"w": [1.0, -1.0], "b": [1.0]}, {"w": [3.0, -1.0], "b": [0.5]})
+    1.0
+    """
+    u = _flattened(update, "update")
+    g = _flattened(gradient, "gradient")
+    if u.shape != g.shape:
+        raise ValueError(f"update has {u.size} entries but gradient has {g.size}; expected equal")
+    if not np.any(u) or not np.any(g):
+        raise ValueError(
+            "update and gradient must be nonzero; the alignment of a zero vector is undefined"
+        )
+    return _linf_alignment(u, g)
+
+
+def _flattened(value: ArrayLike | Mapping[str, ArrayLike], what: str) -> NDArray[np.float64]:
+    """One flat float64 array from an array or from a mapping of named tensors."""
+    if isinstance(value, Mapping):
+        if not value:
+            raise ValueError(f"{what} is an empty mapping; expected at least one tensor")
+        parts = [
+            as_real_array(value[name], f"{what}[{name!r}]").astype(np.float64).ravel()
+            for name in sorted(value)
+        ]
+        return np.concatenate(parts)
+    return as_real_array(value, what).astype(np.float64).ravel()
+
+
+def _linf_alignment(u: NDArray[np.float64], g: NDArray[np.float64]) -> float:
+    """:func:`linf_alignment` for nonzero flat float64 arrays."""
+    # The ratio ignores the scales of u and g: divide each by a power of two near
+    # its largest entry (exact), so that no product or sum overflows or underflows.
+    u_scaled, _ = _unit_scaled(u)
+    g_scaled, _ = _unit_scaled(g)
+    along = float(np.sum(u_scaled * g_scaled))
+    value = along / (float(np.max(np.abs(u_scaled))) * float(np.sum(np.abs(g_scaled))))
+    return min(1.0, max(-1.0, value))
+
+
+def preconditioned_cosine(
+    update: ArrayLike | Mapping[str, ArrayLike],
+    gradient: ArrayLike | Mapping[str, ArrayLike],
+    metric: ArrayLike | Mapping[str, ArrayLike],
+) -> float:
+    r"""The cosine of an update and a gradient in the norm :math:`\lVert D^{1/2} u\rVert`.
+
+    With a positive diagonal :math:`D` (``metric``), step length is measured as
+    :math:`\lVert u\rVert_D = \lVert D^{1/2} u\rVert` and gradients in its dual
+    norm :math:`\lVert g\rVert_{D^{-1}} = \lVert D^{-1/2} g\rVert`. The first-order
+    loss change :math:`-\eta\langle u, g\rangle` then factors as
+    :math:`-\eta\lVert u\rVert_D \lVert g\rVert_{D^{-1}} \cos_D(u, g)` with
+
+    .. math::
+
+        \cos_D(u, g) = \frac{\langle u, g\rangle}{\lVert D^{1/2} u\rVert\,
+        \lVert D^{-1/2} g\rVert} = \cos(D^{1/2} u, D^{-1/2} g) \in [-1, 1],
+
+    which is 1 exactly for the steepest-descent direction of that norm,
+    :math:`u \propto D^{-1} g`. With :math:`D = I` it is the Euclidean cosine.
+    For Adam, :math:`D = \sqrt{\hat v} + \epsilon` (:meth:`Adam.metric`).
+
+    Parameters
+    ----------
+    update, gradient, metric : array_like, or mapping from tensor name to array_like
+        Arrays of one shape, or mappings with the same names and shapes; every
+        entry of ``metric`` must be positive.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If shapes or names differ, an entry is not finite, an entry of
+        ``metric`` is not positive, or a scaled vector is zero.
+
+    Examples
+    --------
+    >>> g, D = [1.0, 4.0], [1.0, 4.0]
+    >>> preconditioned_cosine([1.0, 1.0], g, D)  # u = D^-1 g
+    1.0
+    >>> round(preconditioned_cosine(g, g, D), 4)  # the gradient itself
+    0.943
+    >>> preconditioned_cosine(g, g, [1.0, 1.0])  # the Euclidean cosine
+    1.0
+    """
+    u = _flattened(update, "update")
+    g = _flattened(gradient, "gradient")
+    d = _flattened(metric, "metric")
+    if not (u.shape == g.shape == d.shape):
+        raise ValueError(
+            f"update, gradient and metric have {u.size}, {g.size} and {d.size} entries; "
+            "expected equal"
+        )
+    if not np.all(d > 0.0):
+        raise ValueError("every entry of metric must be positive (a norm's diagonal)")
+    return _preconditioned_cosine(u, g, d)
+
+
+def _preconditioned_cosine(
+    u: NDArray[np.float64], g: NDArray[np.float64], d: NDArray[np.float64]
+) -> float:
+    # The cosine ignores positive scalings of u, of g and of d: divide each by a
+    # power of two near its largest entry (exact) so that no product underflows.
+    root = np.sqrt(_unit_scaled(d)[0])
+    return cosine(_unit_scaled(u)[0] * root, _unit_scaled(g)[0] / root)
+
+
 # ------------------------------------------------------------------------ training
 
 
@@ -731,7 +915,7 @@ class TrainingRun:
     optimizer : str
         The optimizer's name.
     threshold : float or None
-        Truncation threshold :math:`\lambda`, or ``None`` for the raw optimizer.
+        Truncation threshold :math:`\tau`, or ``None`` for the raw optimizer.
     names : tuple of str
         Tensor names, the column order of every per-tensor array.
     loss, accuracy : ndarray of shape (steps,)
@@ -744,6 +928,13 @@ class TrainingRun:
     global_cosine, profile_cosine : ndarray of shape (steps,)
         :math:`\cos(u_t, g_t)` over all parameters, and :math:`\rho`, the
         cosine between the two vectors of tensor norms.
+    linf_alignment : ndarray of shape (steps,)
+        :func:`linf_alignment` of the applied update with the gradient, over
+        all parameters (``nan`` where the update is zero).
+    own_cosine : ndarray of shape (steps,)
+        :func:`preconditioned_cosine` of the applied update with the gradient in
+        the optimizer's own norm (its ``metric``; the global cosine for an
+        optimizer without one; ``nan`` where the update is zero).
     update_norms, gradient_norms, weights : ndarray of shape (steps, n_tensors)
         Block norms and the weights :math:`w_i` of the block decomposition.
     test_accuracy : float
@@ -759,6 +950,8 @@ class TrainingRun:
     raw_local: NDArray[np.float64]
     global_cosine: NDArray[np.float64]
     profile_cosine: NDArray[np.float64]
+    linf_alignment: NDArray[np.float64]
+    own_cosine: NDArray[np.float64]
     update_norms: NDArray[np.float64]
     gradient_norms: NDArray[np.float64]
     weights: NDArray[np.float64]
@@ -900,6 +1093,8 @@ def _train(
     }
     loss, accuracy = np.empty(steps), np.empty(steps)
     global_cosine, profile_cosine = np.empty(steps), np.empty(steps)
+    alignment, own_cosine = np.full(steps, np.nan), np.full(steps, np.nan)
+    metric = getattr(optimizer, "metric", None)
     # The matrices are small: one BLAS thread is faster here than several threads
     # competing for two cores, and it keeps the sums in the same order every run.
     with threadpool_limits(limits=1, user_api="blas"):
@@ -923,6 +1118,20 @@ def _train(
             record["weights"][step] = diagnostics.weights
             global_cosine[step] = diagnostics.global_cosine
             profile_cosine[step] = diagnostics.profile_cosine
+            flat_update = np.concatenate([update[name].ravel() for name in PARAMETER_NAMES])
+            if np.any(flat_update):
+                flat_gradient = np.concatenate([grads[name].ravel() for name in PARAMETER_NAMES])
+                alignment[step] = _linf_alignment(flat_update, flat_gradient)
+                if metric is None:
+                    own_cosine[step] = diagnostics.global_cosine
+                else:
+                    diagonal = metric(state)
+                    flat_metric = np.concatenate(
+                        [diagonal[name].ravel() for name in PARAMETER_NAMES]
+                    )
+                    own_cosine[step] = _preconditioned_cosine(
+                        flat_update, flat_gradient, flat_metric
+                    )
             params = {
                 name: params[name] - optimizer.learning_rate * update[name]
                 for name in PARAMETER_NAMES
@@ -938,6 +1147,8 @@ def _train(
         accuracy=accuracy,
         global_cosine=global_cosine,
         profile_cosine=profile_cosine,
+        linf_alignment=alignment,
+        own_cosine=own_cosine,
         test_accuracy=test_accuracy,
         **record,
     )
@@ -1033,7 +1244,7 @@ class StepSummary:
     optimizer : str
         The run's optimizer.
     threshold : float or None
-        The run's truncation threshold :math:`\lambda` (``None``: no truncation).
+        The run's truncation threshold :math:`\tau` (``None``: no truncation).
     step : int
         The step index.
     names : tuple of str

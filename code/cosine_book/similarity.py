@@ -17,6 +17,19 @@ and :func:`cosine_bounds` the sharp interval
 :math:`[\rho \min_i c_i, \; \rho \max_i c_i]`, with :math:`c_i = \cos(x_i, y_i)`
 the local cosines.
 
+.. rubric:: Models too large to copy: three numbers per block
+
+Every term of the identity is a function of three sums per block,
+:math:`\langle x_i, y_i \rangle`, :math:`\|x_i\|^2` and :math:`\|y_i\|^2`.
+:func:`block_cosines_from_sums` takes those sums, however they were computed (on a
+GPU, per shard and then added across devices), and returns the same
+:class:`BlockCosines` as :func:`block_cosines`. :func:`block_cosines` itself also
+accepts the arrays of any library that follows the Python Array API standard
+(PyTorch, JAX, CuPy, ... through ``array-api-compat``): it forms the three sums in
+that library, on the arrays' device, and only those numbers reach the host. NumPy
+input takes the compiled path described next; both routes end in the same code
+that turns sums into a :class:`BlockCosines`.
+
 .. rubric:: Numerical accuracy and reproducibility
 
 All sums are accumulated in float64, whatever the input dtype (float16,
@@ -40,12 +53,14 @@ Exact values that debugging code relies on: ``cosine(x, x) == 1.0``,
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numba
 import numpy as np
+from array_api_compat import array_namespace, is_array_api_obj, is_numpy_array
+from array_api_compat import device as array_device
 from numpy.typing import ArrayLike, NDArray
 
 from cosine_book._validation import (
@@ -58,6 +73,7 @@ from cosine_book._validation import (
 __all__ = [
     "BlockCosines",
     "block_cosines",
+    "block_cosines_from_sums",
     "blocks_with",
     "cosine",
     "cosine_bounds",
@@ -80,6 +96,15 @@ _BLOCK = 8192
 # _BLOCK, so that chunking does not change the order of the additions), which keeps
 # the extra memory a fixed few hundred kilobytes whatever the block size.
 _CHUNK = 1 << 15
+# Sums given by the caller may violate Cauchy-Schwarz by rounding: a block's
+# |<x_i, y_i>| may exceed ||x_i|| ||y_i|| by this relative amount (room for sums
+# accumulated in float32: about 100 float32 roundings), and its cosine is then
+# clipped to [-1, 1]. Beyond it the sums cannot come from one pair of vectors.
+_SUMS_RTOL = 1e-5
+# Arrays of other libraries are summed in slices of this many entries, each cast
+# to the working dtype (float64 where the device has it): the extra memory on the
+# device is a few such slices (32 MiB each in float64), whatever the block size.
+_XP_CHUNK = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -154,11 +179,15 @@ def _as_block(value: ArrayLike, what: str) -> NDArray[Any]:
     """One block as a flat array of real numbers (finiteness is checked lazily, by its sums)."""
     array = as_real_array(value, what, finite=False)
     if array.ndim == 0:
-        raise ValueError(
-            f"{what} is a single number; expected an array. To compare two whole "
-            "vectors use cosine(x, y); to compare blocks, pass a list of arrays"
-        )
+        raise ValueError(_single_number_message(what))
     return array.reshape(-1)
+
+
+def _single_number_message(what: str) -> str:
+    return (
+        f"{what} is a single number; expected an array. To compare two whole "
+        "vectors use cosine(x, y); to compare blocks, pass a list of arrays"
+    )
 
 
 def _nonfinite_error(x: NDArray[Any], y: NDArray[Any], what: str) -> ValueError | None:
@@ -263,7 +292,11 @@ def _raw_sums(x: NDArray[Any], y: NDArray[Any]) -> tuple[float, float, float]:
 
 def _power_of_two_scale(vector: NDArray[np.float64]) -> float:
     """The power of two ``2**e`` with ``2**e <= max|vector| < 2**(e+1)`` (1.0 for zero)."""
-    largest = float(np.max(np.abs(vector)))
+    return _power_of_two_below(float(np.max(np.abs(vector))))
+
+
+def _power_of_two_below(largest: float) -> float:
+    """The power of two ``2**e`` with ``2**e <= largest < 2**(e+1)`` (1.0 for zero)."""
     if largest == 0:
         return 1.0
     _, exponent = math.frexp(largest)  # largest = m * 2**exponent, 0.5 <= m < 1
@@ -306,6 +339,248 @@ def _cosine_of_sums(xy: float, xx: float, yy: float) -> float:
     ``cos(x, x) == 1`` and ``cos(x, 2 x) == 1`` exact: ``sqrt(fl(s * s)) == s``.
     """
     return min(1.0, max(-1.0, xy / math.sqrt(xx * yy)))
+
+
+# ---------------------------------------------------------------- sums from elsewhere
+
+
+def _split_square(total: float) -> tuple[int, float]:
+    """``total`` as ``4**half * rest`` with ``rest`` in [1, 4): ``(half, rest)``.
+
+    Exact (powers of two only), also for subnormal and near-overflow totals; a
+    zero total gives ``(0, 0.0)``.
+    """
+    if total == 0:
+        return 0, 0.0
+    _, exponent = math.frexp(total)  # total = m * 2**exponent, 0.5 <= m < 1
+    half = (exponent - 1) // 2
+    return half, math.ldexp(total, -2 * half)
+
+
+def _sums_of_totals(dot: float, x_sq: float, y_sq: float) -> _BlockSums:
+    """One block's given sums in the scaled form of :class:`_BlockSums` (exact)."""
+    half_x, xx = _split_square(x_sq)
+    half_y, yy = _split_square(y_sq)
+    try:
+        xy = math.ldexp(dot, -half_x - half_y)  # dot / (scale_x * scale_y)
+    except OverflowError:  # far beyond Cauchy-Schwarz: refused by the caller
+        xy = math.copysign(math.inf, dot)
+    return _BlockSums(math.ldexp(1.0, half_x), math.ldexp(1.0, half_y), xx, yy, xy)
+
+
+def _check_cauchy_schwarz(sums: _BlockSums, what: str) -> _BlockSums:
+    """``sums`` if ``|<x_i, y_i>| <= ||x_i|| ||y_i|| (1 + _SUMS_RTOL)``, else a ValueError."""
+    bound = math.sqrt(sums.xx) * math.sqrt(sums.yy)  # scaled sums: no overflow
+    if abs(sums.xy) <= bound * (1.0 + _SUMS_RTOL):
+        return sums
+    ratio = abs(sums.xy) / bound if bound > 0 else math.inf
+    raise ValueError(
+        f"the sums of {what} are inconsistent: |<x_i, y_i>| is {ratio:.6g} times "
+        f"||x_i|| ||y_i||, but Cauchy-Schwarz allows at most 1 (1 + {_SUMS_RTOL:g} for "
+        "rounding). Expected the three sums of one pair of blocks, each added over "
+        "the same shards (a sum of squares accumulated in low precision can also "
+        "underflow to 0: accumulate in float64)"
+    )
+
+
+def _block_names(names: Any, n_blocks: int) -> tuple[str, ...]:
+    """Block names as strings, one per block and all different (``"0"``, ``"1"``, ... for None)."""
+    if names is None:
+        return tuple(str(i) for i in range(n_blocks))
+    if isinstance(names, (str, bytes)):
+        raise ValueError(f"names is a string ({names!r}); expected a sequence of block names")
+    try:
+        listed = tuple(str(name) for name in names)
+    except TypeError:
+        raise ValueError(
+            f"names is of type {type(names).__name__}; expected a sequence of block names"
+        ) from None
+    if len(listed) != n_blocks:
+        raise ValueError(
+            f"names has {len(listed)} entries but there are {n_blocks} blocks; "
+            "expected one name per block"
+        )
+    seen: set[str] = set()
+    for name in listed:
+        if name in seen:
+            raise ValueError(f"names must be different; {name!r} appears more than once")
+        seen.add(name)
+    return listed
+
+
+# ---------------------------------------------------------------- other array libraries
+
+
+def _is_foreign_array(value: Any) -> bool:
+    """Whether ``value`` is an array of an Array API library other than NumPy."""
+    return is_array_api_obj(value) and not is_numpy_array(value)
+
+
+def _describe(value: Any) -> str:
+    """``value``'s kind for messages: ``"a torch array"``, ``"a list"``."""
+    if is_array_api_obj(value):
+        kind = f"{type(value).__module__.split('.')[0]} array"
+    else:
+        kind = type(value).__name__
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+
+
+def _pair_namespace(x: Any, y: Any, what: str) -> Any:
+    """The Array API namespace of a block pair, or None for NumPy input (arrays, lists, ...)."""
+    x_foreign, y_foreign = _is_foreign_array(x), _is_foreign_array(y)
+    if not (x_foreign or y_foreign):
+        return None
+    namespace = None
+    if x_foreign and y_foreign:
+        try:
+            namespace = array_namespace(x, y)
+        except TypeError:
+            pass
+    if namespace is None:
+        raise ValueError(
+            f"{what} of x is {_describe(x)} but {what} of y is {_describe(y)}; expected "
+            "both blocks of a pair from the same array library (convert one of them)"
+        )
+    x_device, y_device = array_device(x), array_device(y)
+    if x_device != y_device:
+        raise ValueError(
+            f"{what} of x is on device {x_device} but {what} of y on {y_device}; "
+            "expected both blocks of a pair on the same device"
+        )
+    return namespace
+
+
+def _check_foreign_block(xp: Any, value: Any, name: str) -> None:
+    """The checks of ``as_real_array`` for an array of another library (finiteness comes later)."""
+    if xp.isdtype(value.dtype, "complex floating"):
+        raise ValueError(f"{name} is complex; expected real numbers")
+    if not xp.isdtype(value.dtype, ("bool", "integral", "real floating")):
+        raise ValueError(f"{name} is an array of dtype {value.dtype}; expected real numbers")
+    if value.ndim == 0:
+        raise ValueError(_single_number_message(name))
+    if math.prod(value.shape) == 0:
+        raise ValueError(
+            f"{name} is empty (shape {tuple(value.shape)}); expected at least one entry"
+        )
+
+
+def _foreign_nonfinite_error(xp: Any, flat: Any, name: str) -> ValueError | None:
+    """As ``nonfinite_error``, for a flat array of another library."""
+    if not xp.isdtype(flat.dtype, "real floating"):
+        return None
+    bad = ~xp.isfinite(flat)
+    if not bool(xp.any(bad)):
+        return None
+    index = int(xp.argmax(xp.astype(bad, xp.int8)))  # the first nonfinite entry
+    kind = "NaN" if bool(xp.isnan(flat[index])) else "an infinite value"
+    return ValueError(
+        f"{name} contains {kind} (first at flat index {index}); expected finite numbers"
+    )
+
+
+def _working_dtype(xp: Any, device: Any) -> Any:
+    """float64 where the library supports it on ``device``, else float32."""
+    try:
+        floats = xp.__array_namespace_info__().dtypes(device=device, kind="real floating")
+    except (AttributeError, TypeError):  # a library older than the 2023.12 standard
+        return getattr(xp, "float64", xp.float32)
+    return floats.get("float64", floats.get("float32"))
+
+
+def _squares_fit(xp: Any, dtype: Any, work: Any) -> bool:
+    """Whether sums of squares of entries of ``dtype`` need no rescaling.
+
+    True when, formed in ``work``, squares of up to ``2**40`` entries can neither
+    overflow nor lose digits to underflow, and the product of two such sums is a
+    normal float64 (the host forms it): float32, float16, bfloat16, integers and
+    booleans summed in float64, as on the NumPy path.
+    """
+    if xp.isdtype(dtype, "bool"):
+        return True
+    if xp.isdtype(dtype, "integral"):
+        info = xp.iinfo(dtype)
+        top, bottom = math.log2(max(int(info.max), -int(info.min))), 0.0
+    else:
+        info = xp.finfo(dtype)
+        top = math.log2(float(info.max))
+        bottom = math.log2(float(info.smallest_normal) * float(info.eps))  # least subnormal
+    room = xp.finfo(work)
+    return (
+        2 * top + 40 < math.log2(float(room.max))
+        and 2 * bottom >= math.log2(float(room.smallest_normal))
+        and 4 * top + 80 < 1023
+        and 4 * bottom >= -1022
+    )
+
+
+def _safe_range(xp: Any, work: Any) -> tuple[float, float]:
+    """Sums of squares in this open interval kept full precision (float64: ``_TINY``, ``_HUGE``)."""
+    room = xp.finfo(work)
+    low = float(room.smallest_normal) * 2.0**40 / float(room.eps)
+    return max(_TINY, low), min(_HUGE, float(room.max) / 2.0**40)
+
+
+def _foreign_raw_sums(
+    xp: Any, x: Any, y: Any, work: Any, scale_x: float, scale_y: float
+) -> tuple[float, float, float]:
+    """Sums of (x/scale_x)**2, (y/scale_y)**2 and their products, in ``xp`` and ``work``.
+
+    Flat ``x`` and ``y`` are read in slices of ``_XP_CHUNK`` entries; the sums stay
+    on the device until the end, when three numbers move to the host.
+    """
+    total = None
+    size = x.shape[0]
+    # Libraries built on NumPy (array_api_strict, Dask) warn on overflow; overflow
+    # is detected from the sums and handled by the caller, as on the NumPy path.
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        for start in range(0, size, _XP_CHUNK):
+            stop = min(start + _XP_CHUNK, size)  # the standard leaves longer slices undefined
+            a = xp.astype(x[start:stop], work, copy=False)
+            b = xp.astype(y[start:stop], work, copy=False)
+            if scale_x != 1.0:
+                a = a / scale_x  # a power of two: exact
+            if scale_y != 1.0:
+                b = b / scale_y
+            part = xp.stack([xp.sum(a * a), xp.sum(b * b), xp.sum(a * b)])
+            total = part if total is None else total + part
+    return float(total[0]), float(total[1]), float(total[2])
+
+
+def _foreign_block_sums(xp: Any, x: Any, y: Any, what: str) -> _BlockSums:
+    """``_block_sums`` for a block pair of another Array API library, computed in it."""
+    _check_foreign_block(xp, x, f"{what} of x")
+    _check_foreign_block(xp, y, f"{what} of y")
+    if tuple(x.shape) != tuple(y.shape):
+        raise ValueError(
+            f"{what} has shape {tuple(x.shape)} in x but {tuple(y.shape)} in y; "
+            "expected paired blocks of the same shape"
+        )
+    work = _working_dtype(xp, array_device(x))
+    x_flat, y_flat = xp.reshape(x, (-1,)), xp.reshape(y, (-1,))
+    xx, yy, xy = _foreign_raw_sums(xp, x_flat, y_flat, work, 1.0, 1.0)
+    if not (math.isfinite(xx) and math.isfinite(yy)):
+        for flat, side in ((x_flat, "x"), (y_flat, "y")):
+            error = _foreign_nonfinite_error(xp, flat, f"{what} of {side}")
+            if error is not None:
+                raise error
+    if _squares_fit(xp, x.dtype, work) and _squares_fit(xp, y.dtype, work):
+        return _check_cauchy_schwarz(_BlockSums(1.0, 1.0, xx, yy, xy), what)
+    low, high = _safe_range(xp, work)
+
+    def safe(total: float, flat: Any) -> bool:
+        if total == 0:
+            return not bool(xp.any(flat != 0))  # a true zero, not underflowed squares
+        return low < total < high
+
+    if safe(xx, x_flat) and safe(yy, y_flat):
+        return _check_cauchy_schwarz(_BlockSums(1.0, 1.0, xx, yy, xy), what)
+    # Rare path, as for NumPy: divide by a power of two near the largest entry.
+    scale_x, scale_y = (
+        _power_of_two_below(max(float(xp.max(flat)), -float(xp.min(flat))))
+        for flat in (x_flat, y_flat)
+    )
+    xx, yy, xy = _foreign_raw_sums(xp, x_flat, y_flat, work, scale_x, scale_y)
+    return _check_cauchy_schwarz(_BlockSums(scale_x, scale_y, xx, yy, xy), what)
 
 
 def _pair_blocks(
@@ -358,6 +633,11 @@ def _pair_blocks(
 
 
 def _combine(names: tuple[str, ...], sums: list[_BlockSums]) -> BlockCosines:
+    """Every term of the identity from the scaled sums of each block.
+
+    The one road from sums to a :class:`BlockCosines`: NumPy blocks, blocks of
+    other array libraries and sums given by the caller all end here.
+    """
     xx = np.array([s.xx for s in sums])
     yy = np.array([s.yy for s in sums])
     xy = np.array([s.xy for s in sums])
@@ -411,6 +691,9 @@ def block_cosines(
         mappings (for example a model's named parameters and their gradients)
         are paired by key and must have the same keys. Paired blocks must have
         the same shape; blocks of different pairs may differ in shape and size.
+        A block is anything NumPy reads as an array, or an array of a library
+        that follows the Array API standard (PyTorch, JAX, CuPy, ...); both
+        blocks of a pair must come from the same library and device.
 
     Returns
     -------
@@ -423,8 +706,13 @@ def block_cosines(
     ------
     ValueError
         If the two sides have different numbers of blocks or different names,
-        if paired blocks differ in shape, if a block is empty, complex or
-        contains NaN or infinity, or if the whole of ``x`` or ``y`` is zero.
+        if paired blocks differ in shape, come from different array libraries
+        or sit on different devices, if a block is empty, complex or contains
+        NaN or infinity, or if the whole of ``x`` or ``y`` is zero.
+
+    See Also
+    --------
+    block_cosines_from_sums : The same result from three sums per block.
 
     Notes
     -----
@@ -432,6 +720,24 @@ def block_cosines(
     reported as ``nan`` with weight 0, and the global cosine stays defined as
     long as neither whole vector is zero. The vectors are never concatenated:
     each block is read once (narrow dtypes in fixed-size float64 chunks).
+
+    Blocks of another array library (found with ``array-api-compat``) are not
+    copied to NumPy. The sums :math:`\langle x_i, y_i \rangle`,
+    :math:`\|x_i\|^2` and :math:`\|y_i\|^2` are formed in that library on the
+    blocks' device, in float64 where the device supports it (float32 otherwise),
+    in slices of a few million entries; a float64 block whose sums would leave
+    the safe range is first divided by a power of two, as on the NumPy path.
+    Three numbers per block then move to the host (a few more for a block that
+    needs rescaling) and go through the same code as
+    :func:`block_cosines_from_sums`. The bit-for-bit reproducibility of the
+    NumPy path is not promised there: the library chooses its summation order.
+    A PyTorch user passes the tensors themselves, for example::
+
+        with torch.no_grad():
+            result = block_cosines(
+                {name: update[name] for name, _ in model.named_parameters()},
+                {name: p.grad for name, p in model.named_parameters()},
+            )
 
     Examples
     --------
@@ -452,11 +758,24 @@ def block_cosines(
     (('w', 'b'), array([ 1., -1.]))
     >>> round(result.global_cosine, 6)
     -0.851852
+
+    Arrays of another Array API library give the same result, here with
+    ``array_api_strict`` (the standard's reference implementation):
+
+    >>> import array_api_strict as xp
+    >>> result = block_cosines([xp.asarray([1.0]), xp.asarray([1.0])],
+    ...                        [xp.asarray([1.0]), xp.asarray([2.0])])
+    >>> round(result.global_cosine, 6)
+    0.948683
     """
     names, pairs = _pair_blocks(x_blocks, y_blocks)
     sums = []
     for name, (x_value, y_value) in zip(names, pairs, strict=True):
         what = f"block {name!r}"
+        xp = _pair_namespace(x_value, y_value, what)
+        if xp is not None:  # PyTorch, JAX, CuPy, ...: the sums are formed there
+            sums.append(_foreign_block_sums(xp, x_value, y_value, what))
+            continue
         x_array = _as_block(x_value, f"{what} of x")
         y_array = _as_block(y_value, f"{what} of y")
         x_shape, y_shape = np.shape(x_value), np.shape(y_value)
@@ -467,6 +786,138 @@ def block_cosines(
             )
         sums.append(_block_sums(x_array, y_array, what))
     return _combine(names, sums)
+
+
+def block_cosines_from_sums(
+    dots: ArrayLike,
+    x_sq: ArrayLike,
+    y_sq: ArrayLike,
+    names: Iterable[Any] | None = None,
+) -> BlockCosines:
+    r"""Every term of the block decomposition from three sums per block.
+
+    For each block, :math:`\langle x_i, y_i \rangle`, :math:`\|x_i\|^2` and
+    :math:`\|y_i\|^2` determine the local cosine, both block norms, the weight,
+    and (over all blocks) :math:`\rho` and the global cosine. So the sums can be
+    computed wherever the blocks live (on a GPU, shard by shard), added across
+    devices, and only these numbers handed to this function: three per block,
+    whatever the size of the model.
+
+    Parameters
+    ----------
+    dots : array_like of shape (n_blocks,)
+        Inner products :math:`\langle x_i, y_i \rangle`.
+    x_sq, y_sq : array_like of shape (n_blocks,)
+        Squared norms :math:`\|x_i\|^2` and :math:`\|y_i\|^2`, nonnegative.
+    names : sequence, optional
+        One name per block (converted with ``str``, all different), for example
+        the keys of a model's state dict; default ``"0"``, ``"1"``, ...
+
+    Returns
+    -------
+    BlockCosines
+        The same fields, and the same conventions, as :func:`block_cosines`
+        on the blocks the sums come from: a block with ``x_sq`` or ``y_sq``
+        zero has local cosine ``nan`` and weight 0.
+
+    Raises
+    ------
+    ValueError
+        If the three arrays are not 1-D of the same nonzero length, are not
+        real numbers or not finite, if a squared norm is negative, if a block's
+        sums violate the Cauchy-Schwarz inequality beyond rounding (see Notes),
+        if all of ``x_sq`` or all of ``y_sq`` is zero, or if ``names`` is not
+        one distinct name per block.
+
+    See Also
+    --------
+    block_cosines : The same result from the blocks themselves.
+
+    Notes
+    -----
+    Sums from any source are rounded, so a block's
+    :math:`|\langle x_i, y_i \rangle|` may slightly exceed
+    :math:`\|x_i\| \, \|y_i\|`. Up to a factor :math:`1 + 10^{-5}` (room for
+    sums accumulated in float32) the local cosine is clipped to :math:`[-1, 1]`;
+    beyond it the sums cannot come from one pair of vectors (for example one of
+    them was not added over all shards) and are refused. In particular a block
+    with a zero squared norm must have a zero inner product.
+
+    The sums may be as large as the largest float or as small as the smallest
+    subnormal one: each is split exactly into a power of two and a number in
+    :math:`[1, 4)` before any product is formed, so nothing overflows or
+    underflows, and equal sums give a local cosine of exactly 1.
+
+    With PyTorch, for a model whose parameters and gradients are sharded across
+    devices (FSDP, tensor parallelism), each rank forms the sums of its shards
+    in float64 (so that squares of float32 or bfloat16 entries neither overflow
+    nor underflow), one all-reduce adds them, and three numbers per tensor
+    reach the host (a tensor replicated on every rank must be counted on one
+    rank only)::
+
+        names, rows = [], []
+        for name, param in model.named_parameters():
+            u, g = update[name].double(), param.grad.double()  # this rank's shard
+            rows.append(torch.stack([(u * g).sum(), (u * u).sum(), (g * g).sum()]))
+            names.append(name)
+        sums = torch.stack(rows)           # shape (n_tensors, 3), on the device
+        torch.distributed.all_reduce(sums) # add the shards' sums across ranks
+        dots, u_sq, g_sq = sums.cpu().numpy().T
+        result = block_cosines_from_sums(dots, u_sq, g_sq, names=names)
+
+    Examples
+    --------
+    The counterexample of chapter 2, :math:`x = (1, 1)` and :math:`y = (1, 2)`
+    cut into two blocks of one entry, from its sums:
+
+    >>> result = block_cosines_from_sums([1.0, 2.0], [1.0, 1.0], [1.0, 4.0])
+    >>> result.local, round(result.global_cosine, 6)
+    (array([1., 1.]), 0.948683)
+
+    Sums of shards add up: a block cut in two shards gives the same result.
+
+    >>> x, y = np.array([3.0, 1.0, 2.0]), np.array([1.0, 1.0, -1.0])
+    >>> shards = [(x[:2], y[:2]), (x[2:], y[2:])]
+    >>> dot = sum(np.sum(a * b) for a, b in shards)
+    >>> x_sq = sum(np.sum(a * a) for a, _ in shards)
+    >>> y_sq = sum(np.sum(b * b) for _, b in shards)
+    >>> from_sums = block_cosines_from_sums([dot], [x_sq], [y_sq], names=["w"])
+    >>> from_sums.names, bool(np.isclose(from_sums.local[0], cosine(x, y)))
+    (('w',), True)
+
+    Sums near the ends of the float range, and a block that is zero in ``y``:
+
+    >>> result = block_cosines_from_sums([5e299, 0.0], [1e300, 1e-300], [1e300, 0.0])
+    >>> result.local, result.weights
+    (array([0.5, nan]), array([1., 0.]))
+    >>> block_cosines_from_sums([2.0], [1.0], [1.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: the sums of block '0' are inconsistent: |<x_i, y_i>| is 2 times ...
+    """
+    dot_array = as_real_array(dots, "dots", ndim=1).astype(np.float64)
+    x_array = as_real_array(x_sq, "x_sq", ndim=1).astype(np.float64)
+    y_array = as_real_array(y_sq, "y_sq", ndim=1).astype(np.float64)
+    if not (dot_array.size == x_array.size == y_array.size):
+        raise ValueError(
+            "dots, x_sq and y_sq must have the same length (one entry per block); got "
+            f"{dot_array.size}, {x_array.size} and {y_array.size}"
+        )
+    for array, name in ((x_array, "x_sq"), (y_array, "y_sq")):
+        if (array < 0).any():
+            index = int(np.argmax(array < 0))
+            raise ValueError(
+                f"{name} must be nonnegative (squared norms); got {float(array[index])} "
+                f"at index {index}"
+            )
+    block_names = _block_names(names, dot_array.size)
+    sums = [
+        _check_cauchy_schwarz(_sums_of_totals(dot, xx, yy), f"block {name!r}")
+        for name, dot, xx, yy in zip(
+            block_names, dot_array.tolist(), x_array.tolist(), y_array.tolist(), strict=True
+        )
+    ]
+    return _combine(block_names, sums)
 
 
 def cosine(x: ArrayLike, y: ArrayLike) -> float:
@@ -658,39 +1109,40 @@ def blocks_with(
 
 
 def profiles_with_cosine(
-    rho: float, share: float, n_blocks: int = 2, eta: float = 0.0
+    rho: float, share: float, n_blocks: int = 2, epsilon: float = 0.0
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     r"""Norm profiles with cosine exactly ``rho`` that move the weight from block 1 to block 2.
 
     Blocks 1 and 2 get the norms :math:`(\cos\alpha, \sin\alpha)` on the x side
     and :math:`(\cos\beta, \sin\beta)` on the y side; any further blocks get
-    the norm :math:`\eta` (``eta``) on both sides. With :math:`s` = ``share``
+    the norm :math:`\varepsilon` (``epsilon``) on both sides. With
+    :math:`\sigma` = ``share``
     and :math:`m` = ``n_blocks - 2``,
 
     .. math::
 
         \alpha = \beta + \delta, \qquad
-        \beta = s \, (\pi/2 - \delta), \qquad
-        \cos\delta = \rho \, (1 + m\eta^2) - m\eta^2,
+        \beta = \sigma \, (\pi/2 - \delta), \qquad
+        \cos\delta = \rho \, (1 + m\varepsilon^2) - m\varepsilon^2,
 
     which makes the profile cosine exactly :math:`\rho`. As ``share`` goes
     from 0 to 1 the weight of block 1 falls from its largest to its smallest
-    value (:math:`\rho` to 0 when :math:`\eta = 0`), so the global cosine
-    sweeps the interval of chapter 3. For :math:`0 < s < 1` and
-    :math:`\eta > 0` every norm is positive.
+    value (:math:`\rho` to 0 when :math:`\varepsilon = 0`), so the global cosine
+    sweeps the interval of chapter 3. For :math:`0 < \sigma < 1` and
+    :math:`\varepsilon > 0` every norm is positive.
 
     Parameters
     ----------
     rho : float
         Target profile cosine :math:`\rho`, in :math:`[0, 1]`.
     share : float
-        Position :math:`s` of the sweep, in :math:`[0, 1]`.
+        Position :math:`\sigma` of the sweep, in :math:`[0, 1]`.
     n_blocks : int
         Number of blocks, at least 2.
-    eta : float
-        Norm :math:`\eta` of the blocks after the first two (on both sides),
+    epsilon : float
+        Norm :math:`\varepsilon` of the blocks after the first two (on both sides),
         nonnegative and small enough that
-        :math:`\rho \, (1 + m\eta^2) \ge m\eta^2`.
+        :math:`\rho \, (1 + m\varepsilon^2) \ge m\varepsilon^2`.
 
     Returns
     -------
@@ -700,14 +1152,14 @@ def profiles_with_cosine(
     ------
     ValueError
         If ``rho`` or ``share`` lies outside ``[0, 1]``, ``n_blocks < 2``, or
-        ``eta`` is negative or too large for ``rho``.
+        ``epsilon`` is negative or too large for ``rho``.
 
     Examples
     --------
     >>> x_norms, y_norms = profiles_with_cosine(0.8, 0.5)
     >>> round(float(x_norms @ y_norms), 6), (x_norms * y_norms).round(4)
     (0.8, array([0.4, 0.4]))
-    >>> xn, yn = profiles_with_cosine(0.6, 0.3, n_blocks=4, eta=0.1)
+    >>> xn, yn = profiles_with_cosine(0.6, 0.3, n_blocks=4, epsilon=0.1)
     >>> round(cosine(xn, yn), 12)
     0.6
     """
@@ -715,19 +1167,19 @@ def profiles_with_cosine(
     rho = as_float_scalar(rho, "rho", interval=(0, 1))
     share = as_float_scalar(share, "share", interval=(0, 1))
     n_blocks = as_int_scalar(n_blocks, "n_blocks", minimum=2)
-    eta = as_float_scalar(eta, "eta", nonnegative=True)
-    extra = (n_blocks - 2) * eta**2
+    epsilon = as_float_scalar(epsilon, "epsilon", nonnegative=True)
+    extra = (n_blocks - 2) * epsilon**2
     cos_delta = rho * (1.0 + extra) - extra
     if cos_delta < 0:
         raise ValueError(
-            f"eta must be small enough for rho={rho}; got {eta} "
-            f"(need rho * (1 + m eta**2) >= m eta**2 with m = {n_blocks - 2})"
+            f"epsilon must be small enough for rho={rho}; got {epsilon} "
+            f"(need rho * (1 + m epsilon**2) >= m epsilon**2 with m = {n_blocks - 2})"
         )
     delta = float(np.arccos(min(cos_delta, 1.0)))
     beta = share * (np.pi / 2 - delta)
     alpha = beta + delta
-    x_norms = np.full(n_blocks, eta)
-    y_norms = np.full(n_blocks, eta)
+    x_norms = np.full(n_blocks, epsilon)
+    y_norms = np.full(n_blocks, epsilon)
     x_norms[:2] = np.cos(alpha), np.sin(alpha)
     y_norms[:2] = np.cos(beta), np.sin(beta)
     # cos(pi/2) is 6e-17 in floating point: make the end points exact zeros.

@@ -5,12 +5,16 @@ them; :func:`decomposition_figure` and :func:`simpson_figure` are the drawing
 functions of the two widgets of :mod:`cosine_book.widgets.correlation`.
 :func:`centring_figure` shows centring as a projection for three observations,
 :func:`draw_group_regressions` the grouped regression lines with seaborn, and
-:func:`draw_causal_diagram` a small causal graph.
+:func:`draw_causal_diagram` a small causal graph. The chapters' static figures are
+:func:`shifted_cosine_figure` (a shared mean direction lifts the raw cosine, not
+``r``), :func:`grouped_figure` (grouped scatter and decomposition bars) and
+:func:`berkeley_figure` (admission rates within and between departments).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -27,6 +31,7 @@ from cosine_book.similarity import cosine
 
 __all__ = [
     "GROUP_COLOURS",
+    "berkeley_figure",
     "centring_figure",
     "decomposition_figure",
     "draw_admission_rates",
@@ -36,6 +41,8 @@ __all__ = [
     "draw_group_regressions",
     "draw_grouped_scatter",
     "draw_offset_sweep",
+    "grouped_figure",
+    "shifted_cosine_figure",
     "simpson_figure",
 ]
 
@@ -502,7 +509,7 @@ def centring_figure(x: ArrayLike, y: ArrayLike) -> Figure:
     >>> fig.axes[0].name
     '3d'
     >>> fig.axes[1].get_title()
-    'the plane seen along 1: r = cos θ = -0.80 (raw cosine 0.72)'
+    'the plane seen along 1: r = cos φ = -0.80 (raw cosine 0.72)'
     >>> plt.close(fig)
     """
     x_array = as_real_array(x, "x", ndim=1)
@@ -524,7 +531,7 @@ def centring_figure(x: ArrayLike, y: ArrayLike) -> Figure:
     u_x, v_x = _plane_coordinates(x_centred)
     u_y, v_y = _plane_coordinates(y_centred)
 
-    fig = plt.figure(figsize=(9.0, 4.2), layout="none")
+    fig = plt.figure(figsize=(8.5, 4.0), layout="none")
     ax3d = fig.add_subplot(1, 2, 1, projection="3d")
     flat = fig.add_subplot(1, 2, 2)
     fig.subplots_adjust(left=0.0, right=0.98, bottom=0.04, top=0.9, wspace=0.05)
@@ -592,7 +599,7 @@ def centring_figure(x: ArrayLike, y: ArrayLike) -> Figure:
     flat.text(
         0.42 * radius * np.cos(middle),
         0.42 * radius * np.sin(middle),
-        "θ",
+        "φ",
         ha="center",
         va="center",
         fontsize=11,
@@ -603,7 +610,7 @@ def centring_figure(x: ArrayLike, y: ArrayLike) -> Figure:
     flat.set_aspect("equal")
     flat.set_axis_off()
     flat.set_title(
-        f"the plane seen along 1: r = cos θ = {_two_decimals(r)} (raw cosine {_two_decimals(raw)})",
+        f"the plane seen along 1: r = cos φ = {_two_decimals(r)} (raw cosine {_two_decimals(raw)})",
         fontsize=10,
     )
     return fig
@@ -808,3 +815,228 @@ def draw_causal_diagram(
     ax.set_xlim(float(low[0]), float(high[0]))
     ax.set_ylim(float(low[1]), float(high[1]))
     ax.set_axis_off()
+
+
+def _curves(curves: Mapping[float, ArrayLike], name: str, size: int) -> dict[float, NDArray[Any]]:
+    """``curves`` as {correlation: 1-D float array of ``size`` values}, or a ``ValueError``."""
+    if not isinstance(curves, Mapping) or not curves:
+        raise ValueError(
+            f"{name} must be a non-empty mapping from a correlation to its curve; "
+            f"got {type(curves).__name__}"
+        )
+    checked = {}
+    for r, curve in curves.items():
+        key = as_float_scalar(r, f"a key of {name}", interval=(-1.0, 1.0))
+        values = as_real_array(curve, f"{name}[{key:g}]", ndim=1)
+        if values.size != size:
+            raise ValueError(
+                f"{name}[{key:g}] has {values.size} values but shifts has {size}; expected "
+                "one value per shift"
+            )
+        checked[key] = values.astype(np.float64)
+    return checked
+
+
+def shifted_cosine_figure(
+    x: ArrayLike,
+    y: ArrayLike,
+    shifts: ArrayLike,
+    raw: Mapping[float, ArrayLike],
+    centred: Mapping[float, ArrayLike],
+    *,
+    shift: float = 3.0,
+) -> Figure:
+    """A shifted sample (left) and the raw cosine and ``r`` against the shift (right).
+
+    Chapter 4's picture of the shared mean direction. Left: the points
+    ``(x + shift, y + shift)`` of one sample and an arrow from the origin to its mean.
+    Right, for each correlation ``r`` in ``raw``: the raw cosine
+    ``cos(x + t, y + t)`` (blue) and Pearson's ``r`` (orange) against the shift
+    ``t``, one line style per correlation.
+
+    Parameters
+    ----------
+    x, y : array_like of shape (n,)
+        The sample drawn on the left (before the shift).
+    shifts : array_like of shape (m,)
+        The shifts ``t`` of the right panel.
+    raw, centred : mapping of float to array_like of shape (m,)
+        For each correlation (at most three; the keys of ``raw`` and ``centred``
+        must agree) the raw cosine and ``r`` at each shift.
+    shift : float
+        The shift of the left panel.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from cosine_book.correlation import pearson
+    >>> x, y = np.array([0.0, 1.0, 2.0]), np.array([1.0, 0.0, 2.0])
+    >>> shifts = np.linspace(0.0, 4.0, 5)
+    >>> raw = {0.5: [cosine(x + t, y + t) for t in shifts]}
+    >>> r = {0.5: [pearson(x + t, y + t) for t in shifts]}
+    >>> fig = shifted_cosine_figure(x, y, shifts, raw, r, shift=2.0)
+    >>> fig.axes[1].get_legend().get_texts()[0].get_text()
+    'raw cosine, r = +0.5'
+    >>> plt.close(fig)
+    """
+    x_array = as_real_array(x, "x", ndim=1).astype(np.float64)
+    y_array = as_real_array(y, "y", ndim=1).astype(np.float64)
+    if x_array.shape != y_array.shape:
+        raise ValueError(f"x has shape {x_array.shape} but y has {y_array.shape}; expected equal")
+    shift_values = as_real_array(shifts, "shifts", ndim=1).astype(np.float64)
+    raw_curves = _curves(raw, "raw", shift_values.size)
+    centred_curves = _curves(centred, "centred", shift_values.size)
+    if sorted(raw_curves) != sorted(centred_curves):
+        raise ValueError(
+            f"raw has the correlations {sorted(raw_curves)} but centred has "
+            f"{sorted(centred_curves)}; expected the same"
+        )
+    styles = ("-", "--", ":")
+    if len(raw_curves) > len(styles):
+        raise ValueError(f"raw has {len(raw_curves)} curves; expected at most {len(styles)}")
+    shift = as_float_scalar(shift, "shift")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.2, 3.6))
+    left.scatter(x_array + shift, y_array + shift, s=12, color=PALETTE["local"], alpha=0.8)
+    mean = (float(np.mean(x_array)) + shift, float(np.mean(y_array)) + shift)
+    left.annotate(
+        "",
+        xy=mean,
+        xytext=(0.0, 0.0),
+        arrowprops={"arrowstyle": "-|>", "color": PALETTE["global"], "lw": 2},
+    )
+    left.plot([0.0], [0.0], "o", color=PALETTE["neutral"])
+    points = np.concatenate([x_array, y_array]) + shift
+    low, high = min(0.0, float(points.min())) - 0.5, max(0.0, float(points.max())) + 0.5
+    left.set_xlim(low, high)
+    left.set_ylim(low, high)
+    left.set_aspect("equal")
+    left.set_xlabel(f"x + {shift:g}")
+    left.set_ylabel(f"y + {shift:g}")
+    left.set_title(f"one sample, shifted by {shift:g}")
+    for style, r in zip(styles, sorted(raw_curves), strict=False):
+        right.plot(
+            shift_values,
+            raw_curves[r],
+            style,
+            color=PALETTE["global"],
+            lw=2,
+            label=f"raw cosine, r = {r:+.1f}",
+        )
+        right.plot(shift_values, centred_curves[r], style, color=PALETTE["local"], lw=2)
+    right.plot([], [], color=PALETTE["local"], lw=2, label="r (centred cosine)")
+    right.axhline(0.0, color=PALETTE["neutral"], lw=0.8)
+    right.set_ylim(-1.05, 1.05)
+    right.set_xlabel("shift t added to both samples")
+    right.set_ylabel("cos(x + t, y + t), and r")
+    right.set_title("the raw cosine climbs; r does not move")
+    right.legend(loc="lower right", ncols=2, fontsize=9)
+    return fig
+
+
+def grouped_figure(
+    x: ArrayLike,
+    y: ArrayLike,
+    groups: ArrayLike,
+    *,
+    result: GroupedCorrelation | None = None,
+    xlabel: str = "x",
+    ylabel: str = "y",
+    title: str = "",
+    jitter: float = 0.0,
+) -> Figure:
+    """Grouped scatter with the fitted lines (left) and the decomposition bars (right).
+
+    The static figure of chapters 4 and 5 (:func:`draw_grouped_scatter` and
+    :func:`draw_decomposition` side by side, in the book's layout).
+
+    Parameters
+    ----------
+    x, y, groups : array_like of shape (n,)
+        The data and their group labels.
+    result : GroupedCorrelation, optional
+        Precomputed :func:`~cosine_book.correlation.grouped_correlation`.
+    xlabel, ylabel, title : str
+        Axis labels and title of the scatter.
+    jitter : float
+        Displacement of the plotted points, as in :func:`draw_grouped_scatter`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> x, y, groups = [0, 1, 2, 3], [1, 2, 0, 1], ["a", "a", "b", "b"]
+    >>> fig = grouped_figure(x, y, groups, title="two groups")
+    >>> fig.axes[0].get_title(), fig.axes[1].get_title()
+    ('two groups', 'pooled r = within part + between part')
+    >>> plt.close(fig)
+    """
+    for text, name in ((xlabel, "xlabel"), (ylabel, "ylabel"), (title, "title")):
+        if not isinstance(text, str):
+            raise ValueError(f"{name} must be a string; got {type(text).__name__}")
+    if result is None:
+        result = grouped_correlation(x, y, groups)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.4, 3.8))
+    try:
+        draw_grouped_scatter(left, x, y, groups, result=result, jitter=jitter)
+    except ValueError:
+        plt.close(fig)
+        raise
+    left.set_xlabel(xlabel)
+    left.set_ylabel(ylabel)
+    left.set_title(title)
+    draw_decomposition(right, result)
+    return fig
+
+
+def berkeley_figure(table: BerkeleyAdmissions, result: GroupedCorrelation) -> Figure:
+    """Berkeley 1973: rates within departments (left) and the department means (right).
+
+    Left, :func:`draw_admission_rates`; right, :func:`draw_group_means` of the
+    decomposition of the correlation of "woman" and "admitted" with the departments
+    as groups: each department's share of women among its applicants against its
+    admission rate.
+
+    Parameters
+    ----------
+    table : BerkeleyAdmissions
+        From :func:`~cosine_book.datasets.load_berkeley_admissions`.
+    result : GroupedCorrelation
+        :func:`~cosine_book.correlation.grouped_correlation` of
+        ``table.individuals()``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from cosine_book.datasets import load_berkeley_admissions
+    >>> table = load_berkeley_admissions()
+    >>> fig = berkeley_figure(table, grouped_correlation(*table.individuals()))
+    >>> [text.get_text() for text in fig.axes[1].texts]
+    ['A', 'B', 'C', 'D', 'E', 'F']
+    >>> plt.close(fig)
+    """
+    if not isinstance(table, BerkeleyAdmissions):
+        raise ValueError(
+            "table must be a BerkeleyAdmissions from load_berkeley_admissions; "
+            f"got {type(table).__name__}"
+        )
+    if not isinstance(result, GroupedCorrelation):
+        raise ValueError(
+            "result must be a GroupedCorrelation from grouped_correlation; "
+            f"got {type(result).__name__}"
+        )
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.4, 3.8))
+    draw_admission_rates(left, table)
+    left.set_title("within departments vs overall")
+    draw_group_means(right, result)
+    right.set(xlim=(0.0, 1.0), ylim=(0.0, 1.0), title="between departments: the negative part")
+    right.set_xlabel("share of women among the department's applicants")
+    right.set_ylabel("admission rate of the department")
+    return fig

@@ -168,7 +168,7 @@ def pair_cosines_figure(
     if not cosines:
         raise ValueError("cosines must name at least one model")
     fig, axes = plt.subplots(
-        1, len(cosines), figsize=(4.6 * len(cosines), 3.4), sharey=False, squeeze=False
+        1, len(cosines), figsize=(4.1 * len(cosines), 3.4), sharey=False, squeeze=False
     )
     for ax, (title, (related, unrelated)) in zip(axes[0], cosines.items(), strict=True):
         related = as_real_array(related, f"related cosines of {title!r}", ndim=1)
@@ -241,7 +241,7 @@ def neighbour_images_figure(
         raise ValueError("neighbours must name at least one similarity")
     width = max(len(rows) for rows in neighbours.values()) + 1
     fig, axes = plt.subplots(
-        len(neighbours), width, figsize=(1.0 * width + 1.6, 1.25 * len(neighbours)), squeeze=False
+        len(neighbours), width, figsize=(0.75 * width + 1.5, 0.95 * len(neighbours)), squeeze=False
     )
     shown_labels = None if labels is None else np.asarray(labels)
     for row, (name, rows) in zip(axes, neighbours.items(), strict=True):

@@ -20,16 +20,12 @@ from numpy.typing import ArrayLike, NDArray
 from cosine_book._validation import (
     as_float_scalar,
     as_int_scalar,
+    as_labels,
     as_real_array,
     as_real_matrix,
 )
-from cosine_book.factorization import (
-    RescalingUpdate,
-    _as_clusters,
-    _pair_auc,
-    _shrinkage,
-    cluster_order,
-)
+from cosine_book.cluster_recovery import cluster_order, pair_auc
+from cosine_book.factorization import RescalingUpdate, dropout_shrinkage
 
 __all__ = ["downsample", "plot_cosine_heatmaps", "plot_spectrum", "rescaling_figure"]
 
@@ -200,7 +196,7 @@ def plot_cosine_heatmaps(
     annotate : bool
         Write under each panel its exact AUC against the clusters and its mean
         over the pairs of distinct items (see
-        :func:`cosine_book.factorization.cluster_recovery`; ties count one half).
+        :func:`cosine_book.cluster_recovery.pair_auc`; ties count one half).
         Needs at least two clusters and one with two items.
 
     Returns
@@ -255,15 +251,13 @@ def plot_cosine_heatmaps(
                 f"({order.size}, {order.size}), one row and column per item"
             )
         shown[key] = matrix[np.ix_(order, order)]
-    sorted_labels = _as_clusters(clusters, order.size)[order]
+    sorted_labels = as_labels(clusters, "clusters", order.size)[1][order]
     notes = {}
     if annotate:
         n_items = order.size
-        upper_rows, upper_cols = np.triu_indices(n_items, k=1)
-        same = sorted_labels[upper_rows] == sorted_labels[upper_cols]
         for key in keys:
             matrix = shown[key]
-            auc = _pair_auc(matrix[upper_rows, upper_cols], same)
+            auc = pair_auc(matrix, sorted_labels)
             # Mean over the pairs of distinct items (fixed-order sums).
             mean = (float(np.sum(matrix)) - float(np.sum(np.diagonal(matrix)))) / (
                 n_items * (n_items - 1)
@@ -287,7 +281,7 @@ def plot_cosine_heatmaps(
                 ax.axvline(edge, color="0.15", lw=0.5)
         if key in notes:
             ax.text(
-                0.5, -0.03, notes[key], transform=ax.transAxes, ha="center", va="top", fontsize=8
+                0.5, -0.03, notes[key], transform=ax.transAxes, ha="center", va="top", fontsize=9
             )
     if image is not None:
         fig.colorbar(image, ax=axes, shrink=0.7, label="item–item cosine")
@@ -358,7 +352,7 @@ def plot_spectrum(
         index = np.arange(1, sigma.size + 1)
         shown = sigma > 0
         left.plot(index[shown], sigma[shown], ".", ms=3, color=colour, label=f"setting {name}")
-        right.plot(index, _shrinkage(sigma, lam1), color=colour, lw=1.2)
+        right.plot(index, dropout_shrinkage(sigma, lam1), color=colour, lw=1.2)
         kept = np.divide(
             np.clip(sigma - lam2, 0.0, None), sigma, out=np.zeros_like(sigma), where=sigma > 0
         )
@@ -379,20 +373,20 @@ def plot_spectrum(
             textcoords="offset points",
             ha="right",
             va="bottom",
-            fontsize=8,
+            fontsize=9,
         )
     left.set_yscale("log")
     left.set_xlabel("index i")
     left.set_ylabel("singular value σ_i")
     left.set_title("spectrum of X", fontsize=10)
-    left.legend(fontsize=8, loc="upper right", bbox_to_anchor=(1.0, 0.9))
+    left.legend(fontsize=9, loc="upper right", bbox_to_anchor=(1.0, 0.9))
     right.plot([], [], color=grey, label="obj. 1: f_i")
     right.plot([], [], "--", color=grey, label="obj. 2: (1 − λ₂/σ_i)₊")
     right.set_ylim(-0.03, 1.03)
     right.set_xlabel("index i")
     right.set_ylabel("share of σ_i kept")
     right.set_title("what the predictions keep", fontsize=10)
-    right.legend(fontsize=8, loc="upper right")
+    right.legend(fontsize=9, loc="upper right")
     if k is not None:
         for ax in (left, right):
             ax.axvline(k, color=grey, lw=0.8, ls=":")

@@ -69,6 +69,9 @@ def _sliders(x_norms: Sequence[float], y_norms: Sequence[float], local: Sequence
     return sliders
 
 
+# Most of x's length in block 1, most of y's in block 3: rho near 0.
+_APART = {"x1": 2.0, "x2": 0.1, "x3": 0.1, "y1": 0.1, "y2": 0.1, "y3": 2.0}
+
 #: Chapter 2, two blocks, starting from the limit construction with eps = 0.2.
 TWO_BLOCKS = WidgetSpec(
     name="two-blocks",
@@ -84,8 +87,10 @@ def bounds_spec(local: Sequence[float] = (0.9, 0.5, -0.3)) -> WidgetSpec:
     r"""Chapter 3: three blocks' norm profiles and local cosines, and the interval.
 
     Presets the chapter refers to: ``equal norms`` (:math:`\rho = 1`),
-    ``x in block 1, y in block 3`` (:math:`\rho` near 0) and ``all negative``
-    (local cosines -0.9, -0.5, -0.3).
+    ``x in block 1, y in block 3`` (:math:`\rho` near 0), ``all negative``
+    (local cosines -0.9, -0.5, -0.3) and ``all negative, lengths apart``
+    (both: :math:`\rho\, c_{\min} \ge c_{\max}`, so the global cosine lies
+    above every local cosine).
     """
     if len(local) != 3:
         raise ValueError(f"the bounds widget shows three blocks; got {len(local)} local cosines")
@@ -98,15 +103,15 @@ def bounds_spec(local: Sequence[float] = (0.9, 0.5, -0.3)) -> WidgetSpec:
         readout=_readout,
         presets={
             "equal norms": {f"{side}{i}": 1.0 for side in "xy" for i in (1, 2, 3)},
-            "x in block 1, y in block 3": {
-                "x1": 2.0,
-                "x2": 0.1,
-                "x3": 0.1,
-                "y1": 0.1,
-                "y2": 0.1,
-                "y3": 2.0,
-            },
+            "x in block 1, y in block 3": dict(_APART),
             "all negative": {"c1": -0.9, "c2": -0.5, "c3": -0.3},
+            # Both at once: rho * c_min >= c_max, so the global cosine beats them all.
+            "all negative, lengths apart": {
+                "c1": -0.9,
+                "c2": -0.5,
+                "c3": -0.3,
+                **_APART,
+            },
         },
     )
 

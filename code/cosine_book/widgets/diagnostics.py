@@ -2,7 +2,8 @@ r"""Chapter 7 widget: strengthen a shared mean direction and watch every cosine 
 
 A :class:`~cosine_book.widgets.core.WidgetSpec` with one slider, the strength
 :math:`t` of a direction shared by every embedding: row :math:`i` becomes
-:math:`(\boldsymbol{e}_i - \bar{\boldsymbol{e}}) + t\,s\,\hat{\boldsymbol{m}}`
+:math:`(\boldsymbol{e}_i - \bar{\boldsymbol{e}}) + t\,\nu\,\hat{\boldsymbol{m}}`, with
+:math:`\nu` the typical norm of the centred rows
 (:func:`cosine_book.diagnostics.with_shared_direction`). Its state function is
 :func:`cosine_book.diagnostics.shared_direction_update` on a
 :class:`~cosine_book.diagnostics.SharedDirectionSetup` (the cosines of related and
@@ -92,7 +93,7 @@ def shared_direction_spec(
     def state_function(strength: float) -> SharedDirectionState:
         return shared_direction_update(setup, strength)
 
-    title = "Embeddings" + (f" {name}" if name else "") + " plus a shared direction t·ŝ·m̂"
+    title = "Embeddings" + (f" {name}" if name else "") + " plus a shared direction of strength t"
     return WidgetSpec(
         name="shared-direction",
         title=title,

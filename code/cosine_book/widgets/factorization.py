@@ -116,7 +116,7 @@ def rescaling_spec(state: RescalingState, lam: float = 1e4, alpha: float = 0.0) 
 
     return WidgetSpec(
         name="rescaling",
-        title="Objective 1: item–item cosines of B_D = V_k diag(f)^(1/2 − α)",
+        title="Objective 1: cosines of B_D = V_k diag(f)^(1/2 − α)",
         controls=[
             Slider(
                 "log_lam",

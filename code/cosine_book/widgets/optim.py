@@ -7,8 +7,8 @@ slider; the state function :func:`truncation_state` only looks numbers up
 :func:`cosine_book.plotting.optim.draw_truncation_step`.
 
 The HTML version offers every 10th step (and the last) and moves one control at
-a time from the initial run and step; two presets, ``Adam, λ = 0.9, step 150``
-and ``momentum, λ off, step 10``, set the settings the chapter's text refers to.
+a time from the initial run and step; two presets, ``Adam, τ = 0.9, step 150``
+and ``momentum, τ off, step 10``, set the settings the chapter's text refers to.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ OFF = "off"
 
 #: Presets of chapter 1's text, label -> control values (the others stay at their defaults).
 CHAPTER_PRESETS: dict[str, dict[str, Any]] = {
-    "Adam, λ = 0.9, step 150": {"optimizer": "Adam", "threshold": 0.9, "step": 150},
-    "momentum, λ off, step 10": {"optimizer": "Momentum", "threshold": OFF, "step": 10},
+    "Adam, τ = 0.9, step 150": {"optimizer": "Adam", "threshold": 0.9, "step": 150},
+    "momentum, τ off, step 10": {"optimizer": "Momentum", "threshold": OFF, "step": 10},
 }
 
 RunKey = tuple[str, "float | None"]
@@ -239,7 +239,7 @@ def truncation_spec(
         Choice("optimizer", "optimizer", tuple(names), first_name),
         Choice(
             "threshold",
-            "λ",
+            "τ",
             tuple(_threshold_label(t) if t is None else t for t in ordered),
             _threshold_label(first_threshold) if first_threshold is None else first_threshold,
             option_labels=tuple(_threshold_label(t) for t in ordered),
