@@ -290,3 +290,26 @@ def test_figures_are_sharp_and_narrow_enough_for_readable_labels(path):
             assert caption.get("caption") and caption.get("name"), (
                 f"cell {index}: every figure is numbered and captioned"
             )
+
+
+# A code block or a printed output wider than 79 characters scrolls sideways in the
+# text column of a page at a 1280-pixel window (tried in Chromium).
+MAX_LINE = 79
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_code_and_printed_lines_fit_the_page(path):
+    for index, cell in enumerate(load(path)["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        for line in "".join(cell["source"]).splitlines():
+            assert len(line) <= MAX_LINE, f"cell {index}: code line of {len(line)}: {line}"
+        for output in cell.get("outputs", []):
+            if output["output_type"] == "stream":
+                text = "".join(output["text"])
+            elif "text/html" in output.get("data", {}):
+                continue  # a widget or a table laid out by the page
+            else:
+                text = "".join(output.get("data", {}).get("text/plain", ""))
+            for line in text.splitlines():
+                assert len(line) <= MAX_LINE, f"cell {index}: printed line of {len(line)}: {line}"

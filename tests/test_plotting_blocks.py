@@ -79,7 +79,7 @@ def test_limit_figure_curves_follow_the_formula():
 
 def test_norm_profiles_title_gives_rho_and_small_norms_are_scaled(ax):
     draw_norm_profiles(ax, [3e-300, 4e-300], [5e-300, 0.0])
-    assert ax.get_title() == "norm profiles: ρ = cos δ = 0.60"
+    assert ax.get_title() == "norm profiles: ρ = cos φ = 0.60"
     assert ax.get_xlabel().endswith("(× 1e-300)")
     tips = [a.xy for a in ax.texts if a.get_text() == ""]
     np.testing.assert_allclose(sorted(map(tuple, tips)), [(3.0, 4.0), (5.0, 0.0)])
@@ -139,7 +139,7 @@ def test_profiles_and_wedge_figure_has_both_panels():
     cloud = [pair(local, *profiles_with_cosine(r, 0.5)) for r in (0.1, 0.9)]
     fig = profiles_and_wedge_figure(example, cloud)
     left, right = fig.axes
-    assert left.get_title() == "norm profiles: ρ = cos δ = 0.60"
+    assert left.get_title() == "norm profiles: ρ = cos φ = 0.60"
     assert right.get_title() == "feasible wedge for local cosines 0.8, -0.3"
     assert "the pair on the left" in [t.get_text() for t in right.get_legend().get_texts()]
     plt.close(fig)

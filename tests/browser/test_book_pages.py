@@ -81,6 +81,32 @@ VISIBLE_TEXT = """
 }
 """
 
+# What sticks out of the text column sideways: a code or output block that scrolls, an
+# inline formula, image or table wider than the article.
+OVERFLOW = """
+() => {
+  const article = document.querySelector("article.bd-article");
+  if (!article) return [];
+  const right = article.getBoundingClientRect().right;
+  const found = [];
+  for (const el of article.querySelectorAll("pre")) {
+    if (el.scrollWidth > el.clientWidth + 1) {
+      found.push("a code or output block scrolls sideways: " + el.textContent.slice(0, 60));
+    }
+  }
+  const wide = 'mjx-container:not([display="true"]), img, table';
+  for (const el of article.querySelectorAll(wide)) {
+    if (el.closest(".lgc-widget")) continue;
+    const box = el.getBoundingClientRect();
+    if (box.width > 0 && box.right > right + 1) {
+      found.push(el.tagName.toLowerCase() + " sticks out by " + Math.round(box.right - right)
+                 + " px: " + (el.textContent || el.getAttribute("src") || "").slice(0, 60));
+    }
+  }
+  return found;
+}
+"""
+
 MATH_STATE = """
 () => {
   const math = [...document.querySelectorAll(".math")];
@@ -248,6 +274,11 @@ def test_page_is_clean_offline_and_renders_math(pages, mode, page_name):
         problems.append(f"{math['math']} math elements but no MathJax output")
     problems += [f"math left untypeset: {text}" for text in math["untypeset"]]
     problems += [f"MathJax error: {text}" for text in math["errors"]]
+    # The chapters and the landing page: nothing sticks out of the text column. (The API
+    # pages show docstrings written to the package's 100 columns, and Sphinx's index
+    # tables are its own.)
+    if page_name in chapter_pages() or page_name == "chapters/intro.html":
+        problems += tab.evaluate(OVERFLOW)
     shot = screenshot(tab, f"{mode}-{page_name}") if problems else None
     if page_name not in chapter_pages():
         pages.release(mode, page_name)  # chapter pages stay open for the widget test

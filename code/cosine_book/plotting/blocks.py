@@ -398,7 +398,7 @@ def draw_norm_profiles(ax: Axes, x_norms: ArrayLike, y_norms: ArrayLike) -> None
 
     The arrows :math:`a = (\|x_1\|, \|x_2\|)` and
     :math:`b = (\|y_1\|, \|y_2\|)` start at the origin; an arc marks the angle
-    :math:`\delta` between them, whose cosine is the profile cosine
+    :math:`\varphi` between them, whose cosine is the profile cosine
     :math:`\rho`. The quarter of the unit circle (dashed) helps to compare
     directions. Profiles with entries above 1e3, or all below 1e-2, are drawn
     divided by a power of ten, stated in the axis labels.
@@ -421,7 +421,7 @@ def draw_norm_profiles(ax: Axes, x_norms: ArrayLike, y_norms: ArrayLike) -> None
     >>> fig, ax = plt.subplots()
     >>> draw_norm_profiles(ax, [0.6, 0.8], [1.0, 0.0])
     >>> ax.get_title()
-    'norm profiles: ρ = cos δ = 0.60'
+    'norm profiles: ρ = cos φ = 0.60'
     >>> plt.close(fig)
     """
     a = _as_pair(x_norms, "x_norms")
@@ -450,13 +450,13 @@ def draw_norm_profiles(ax: Axes, x_norms: ArrayLike, y_norms: ArrayLike) -> None
             color=colour,
             fontsize=10,
         )
-    _angle_arc(ax, shown_a, shown_b, 0.35 * reach, "δ", colour=PALETTE["weight"])
+    _angle_arc(ax, shown_a, shown_b, 0.35 * reach, "φ", colour=PALETTE["weight"])
     ax.set_xlim(0.0, 1.3 * reach)
     ax.set_ylim(0.0, 1.3 * reach)
     ax.set_aspect("equal")
     ax.set_xlabel(r"block 1: $\|x_1\|$, $\|y_1\|$" + suffix)
     ax.set_ylabel(r"block 2: $\|x_2\|$, $\|y_2\|$" + suffix)
-    ax.set_title(f"norm profiles: ρ = cos δ = {rho:.2f}")
+    ax.set_title(f"norm profiles: ρ = cos φ = {rho:.2f}")
 
 
 def _as_local(local: ArrayLike) -> tuple[float, float]:
@@ -650,7 +650,7 @@ def profiles_and_wedge_figure(
     >>> example = block_cosines(*blocks_with([0.8, 0.3], [0.8, 0.6], [1.0, 0.1]))
     >>> fig = profiles_and_wedge_figure(example)
     >>> fig.axes[0].get_title()
-    'norm profiles: ρ = cos δ = 0.86'
+    'norm profiles: ρ = cos φ = 0.86'
     >>> plt.close(fig)
     """
     if not isinstance(example, BlockCosines) or len(example) != 2:
