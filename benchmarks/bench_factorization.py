@@ -23,8 +23,6 @@ import scipy.linalg
 from sklearn.metrics import roc_auc_score
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from IPython.core.pylabtools import print_figure  # noqa: E402
 
 from cosine_book.cluster_recovery import pair_auc  # noqa: E402
 from cosine_book.datasets import make_clustered_interactions  # noqa: E402
@@ -37,7 +35,7 @@ from cosine_book.factorization import (  # noqa: E402
     prepare_rescaling_state,
 )
 from cosine_book.plotting import use_book_style  # noqa: E402
-from cosine_book.widgets.core import static_html  # noqa: E402
+from cosine_book.widgets.core import _figure_png, static_html  # noqa: E402
 from cosine_book.widgets.factorization import rescaling_spec  # noqa: E402
 
 # The frame data of a widget's HTML version (cosine_book.widgets.core.static_html).
@@ -122,12 +120,12 @@ def widget_timings(data) -> None:
         start = time.perf_counter()
         spec.state(**setting)
         compute_times.append(time.perf_counter() - start)
-        # What a slider move costs in a kernel: state, figure, and the PNG that
-        # IPython's inline backend makes of it for the widget's output area.
+        # What a slider move costs in a kernel: state, figure, and the one PNG that
+        # the kernel widget (cosine_book.widgets.core.kernel_widget) puts in its
+        # output area, drawn once at the figure's resolution (and closed).
         start = time.perf_counter()
         _, figure, _ = spec.evaluate(**setting)
-        print_figure(figure, "png", bbox_inches="tight")
-        plt.close(figure)
+        _figure_png(figure, dpi=figure.dpi, fast=True)
         update_times.append(time.perf_counter() - start)
     print(
         f"widget state (cosines, recovery, predictions):  "
