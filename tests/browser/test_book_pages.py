@@ -81,8 +81,8 @@ VISIBLE_TEXT = """
 }
 """
 
-# What sticks out of the text column sideways: a code or output block that scrolls, an
-# inline formula, image or table wider than the article.
+# What sticks out of the text column sideways: a code or output block or a displayed
+# formula that scrolls, an inline formula, image or table wider than the article.
 OVERFLOW = """
 () => {
   const article = document.querySelector("article.bd-article");
@@ -92,6 +92,11 @@ OVERFLOW = """
   for (const el of article.querySelectorAll("pre")) {
     if (el.scrollWidth > el.clientWidth + 1) {
       found.push("a code or output block scrolls sideways: " + el.textContent.slice(0, 60));
+    }
+  }
+  for (const el of article.querySelectorAll('mjx-container[display="true"]')) {
+    if (el.scrollWidth > el.clientWidth + 1) {
+      found.push("a displayed formula scrolls sideways: " + el.textContent.slice(0, 60));
     }
   }
   const wide = 'mjx-container:not([display="true"]), img, table';
