@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse
+from bad_inputs import masked, with_entry
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
@@ -165,24 +166,14 @@ _S = np.eye(4)
 _CLUSTERS = [0, 0, 1, 1]
 
 
-def _masked(array):
-    return np.ma.masked_array(array, mask=np.zeros(np.shape(array), dtype=bool))
-
-
-def _with(array, index, value):
-    array = np.array(array, dtype=type(value) if isinstance(value, complex) else float)
-    array[index] = value
-    return array
-
-
 BAD_INPUT = [
     # (call, expected error-message fragment)
     # cluster_recovery
     pytest.param(lambda: cluster_recovery(np.ones((3, 2)), [0, 1, 0]), "square"),
     pytest.param(lambda: cluster_recovery(np.ones((1, 1)), [0]), "p >= 2"),
-    pytest.param(lambda: cluster_recovery(_with(_S, (0, 1), np.nan), _CLUSTERS), "NaN"),
+    pytest.param(lambda: cluster_recovery(with_entry(_S, (0, 1), np.nan), _CLUSTERS), "NaN"),
     pytest.param(lambda: cluster_recovery(_S + 1j, _CLUSTERS), "complex"),
-    pytest.param(lambda: cluster_recovery(_masked(_S), _CLUSTERS), "masked"),
+    pytest.param(lambda: cluster_recovery(masked(_S), _CLUSTERS), "masked"),
     pytest.param(lambda: cluster_recovery(scipy.sparse.csr_array(_S), _CLUSTERS), "sparse"),
     pytest.param(lambda: cluster_recovery(_S, [0, 1, 0]), "3 labels but there are 4"),
     pytest.param(lambda: cluster_recovery(_S, [0, "0", 1, 1]), "mixes labels"),
@@ -198,9 +189,9 @@ BAD_INPUT = [
     pytest.param(lambda: cluster_recovery(_S, _CLUSTERS, 1, auc_bins=True), "auc_bins must be an"),
     # pair_auc (the same checks, and its own n_bins)
     pytest.param(lambda: pair_auc(np.ones((3, 2)), [0, 1, 0]), "square"),
-    pytest.param(lambda: pair_auc(_with(_S, (2, 3), np.inf), _CLUSTERS), "infinite"),
+    pytest.param(lambda: pair_auc(with_entry(_S, (2, 3), np.inf), _CLUSTERS), "infinite"),
     pytest.param(lambda: pair_auc(_S + 1j, _CLUSTERS), "complex"),
-    pytest.param(lambda: pair_auc(_masked(_S), _CLUSTERS), "masked"),
+    pytest.param(lambda: pair_auc(masked(_S), _CLUSTERS), "masked"),
     pytest.param(lambda: pair_auc(scipy.sparse.csr_array(_S), _CLUSTERS), "sparse"),
     pytest.param(lambda: pair_auc([["a", "b"], ["c", "d"]], [0, 1]), "strings"),
     pytest.param(lambda: pair_auc([[1.0, 0.0], [0.0]], [0, 1]), "ragged"),

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse
+from bad_inputs import masked, with_entry
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -716,16 +717,6 @@ _E = np.array([[1.0, 0.0, 2.0], [0.5, 1.0, 0.0], [0.0, 2.0, 1.0], [1.0, 1.0, 1.0
 _S = cosine_matrix(_E)
 
 
-def _with(array, index, value):
-    array = np.array(array, dtype=type(value) if isinstance(value, complex) else float)
-    array[index] = value
-    return array
-
-
-def _masked(array):
-    return np.ma.masked_array(array, mask=np.zeros(np.shape(array), dtype=bool))
-
-
 MATRIX_FUNCTIONS = [
     ("embedding_report", embedding_report, "E"),
     ("centered_cosine_matrix", centered_cosine_matrix, "E"),
@@ -739,7 +730,7 @@ MATRIX_FUNCTIONS = [
 
 MATRIX_KINDS = [
     # (input kind, the bad matrix, message fragment after the argument's name)
-    ("masked", lambda: _masked(_S), "is a masked array"),
+    ("masked", lambda: masked(_S), "is a masked array"),
     ("sparse", lambda: scipy.sparse.csr_array(_S), "is a sparse csr_array"),
     ("complex", lambda: _S + 0j, "is complex"),
     ("strings", lambda: [["1", "2"], ["3", "4"]], "is an array of strings"),
@@ -749,8 +740,8 @@ MATRIX_KINDS = [
         lambda: np.array([[1.0, None], [None, 1.0]], dtype=object),
         "is an array of Python",
     ),
-    ("NaN", lambda: _with(_S, (2, 1), np.nan), r"contains NaN \(first at flat index 9\)"),
-    ("inf", lambda: _with(_S, (0, 3), -np.inf), "contains an infinite value"),
+    ("NaN", lambda: with_entry(_S, (2, 1), np.nan), r"contains NaN \(first at flat index 9\)"),
+    ("inf", lambda: with_entry(_S, (0, 3), -np.inf), "contains an infinite value"),
     ("empty", lambda: np.ones((0, 4)), "is empty"),
     ("1-D", lambda: np.ones(4), r"has shape \(4,\); expected a 2-D array"),
     ("3-D", lambda: np.ones((2, 2, 2)), r"has shape \(2, 2, 2\); expected a 2-D array"),
@@ -771,19 +762,23 @@ BAD_INPUT = [
             ),
             ("zero a", lambda: diagnose_pair([0.0, -0.0, 0.0], _v), "a is the zero vector"),
             ("zero b", lambda: diagnose_pair(_v, np.zeros(3)), "b is the zero vector"),
-            ("NaN a", lambda: diagnose_pair(_with(_v, 1, np.nan), _v), "a contains NaN"),
-            ("inf b", lambda: diagnose_pair(_v, _with(_v, 2, np.inf)), "b contains an infinite"),
+            ("NaN a", lambda: diagnose_pair(with_entry(_v, 1, np.nan), _v), "a contains NaN"),
+            (
+                "inf b",
+                lambda: diagnose_pair(_v, with_entry(_v, 2, np.inf)),
+                "b contains an infinite",
+            ),
             ("complex a", lambda: diagnose_pair(_v + 1j, _v), "a is complex"),
             ("strings b", lambda: diagnose_pair(_v, ["1", "2", "3"]), "b is an array of strings"),
             ("string a", lambda: diagnose_pair("abc", _v), "a is a string"),
-            ("masked b", lambda: diagnose_pair(_v, _masked(_v)), "b is a masked array"),
+            ("masked b", lambda: diagnose_pair(_v, masked(_v)), "b is a masked array"),
             ("sparse a", lambda: diagnose_pair(scipy.sparse.csr_array(_E), _E), "a is a sparse"),
             ("ragged a", lambda: diagnose_pair([[1.0], [1.0, 2.0]], _v), "a is ragged"),
             ("empty b", lambda: diagnose_pair(_v, []), "b is empty"),
             ("None b", lambda: diagnose_pair(_v, None), "b is an array of Python objects"),
             (
                 "NaN in __array__",
-                lambda: diagnose_pair(Wrapped(_with(_v, 0, np.nan)), _v),
+                lambda: diagnose_pair(Wrapped(with_entry(_v, 0, np.nan)), _v),
                 "a contains NaN",
             ),
         ]
@@ -799,7 +794,9 @@ BAD_INPUT = [
         for kind, make, match in MATRIX_KINDS
     ],
     # zero rows, shapes, k and labels
-    pytest.param(lambda: embedding_report(_with(_E, 2, 0.0)), "E has 1 zero row", id="report-zero"),
+    pytest.param(
+        lambda: embedding_report(with_entry(_E, 2, 0.0)), "E has 1 zero row", id="report-zero"
+    ),
     pytest.param(
         lambda: embedding_report(np.zeros((3, 2))),
         r"3 zero row\(s\) \(first: row 0\)",

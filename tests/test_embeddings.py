@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse
+from bad_inputs import masked, with_entry
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -404,16 +405,6 @@ def test_training_agrees_on_a_simulated_older_cpu():
 # ------------------------------------------------------------------ bad input
 
 
-def _masked(array):
-    return np.ma.masked_array(array, mask=np.zeros_like(array, dtype=bool))
-
-
-def _with(array, index, value):
-    changed = np.array(array, dtype=float)
-    changed[index] = value
-    return changed
-
-
 def _train(**overrides):
     arguments = {"x_train": _X, "y_train": _Y, "x_test": _X, "y_test": _Y, "objective": "dot"}
     arguments.update(overrides)
@@ -431,10 +422,10 @@ _DOT, _COS = _MODELS["dot"], _MODELS["cosine"]
 _COLLAPSED = train_alignment_only(_X, dim=3, n_hidden=5, steps=1)
 
 _INPUT_KINDS = [
-    ("NaN", _with(_X, (2, 1), np.nan), "x contains NaN \\(first at flat index 13\\)"),
-    ("inf", _with(_X, (0, 0), np.inf), "x contains an infinite value"),
+    ("NaN", with_entry(_X, (2, 1), np.nan), "x contains NaN \\(first at flat index 13\\)"),
+    ("inf", with_entry(_X, (0, 0), np.inf), "x contains an infinite value"),
     ("complex", _X + 1j, "x is complex"),
-    ("masked", _masked(_X), "x is a masked array"),
+    ("masked", masked(_X), "x is a masked array"),
     ("sparse", scipy.sparse.csr_array(_X), "x is a sparse"),
     ("strings", _X.astype(str), "x is an array of strings"),
     ("object", _X.astype(object), "x is an array of Python objects"),
@@ -461,7 +452,7 @@ BAD_INPUT = [
     pytest.param(lambda: model_loss(_DOT, _X, _Y + 3), "y must be integers in \\[0, 3\\)"),
     pytest.param(lambda: model_loss(_DOT, _X, _Y * 1.0), "y must be integer class labels"),
     pytest.param(lambda: model_loss(_DOT, _X, _Y > 0), "y must be integer class labels"),
-    pytest.param(lambda: model_loss(_DOT, _X, _with(_Y, 0, np.nan)), "y contains NaN"),
+    pytest.param(lambda: model_loss(_DOT, _X, with_entry(_Y, 0, np.nan)), "y contains NaN"),
     pytest.param(lambda: model_loss(_DOT, _X, _Y.astype(str)), "y is an array of strings"),
     pytest.param(lambda: model_loss(_DOT, _X, _Y[:, None]), "y has shape \\(30, 1\\)"),
     # models
@@ -485,7 +476,7 @@ BAD_INPUT = [
     pytest.param(
         lambda: EmbeddingModel(
             "dot",
-            _with(_DOT.W1, (0, 0), np.nan),
+            with_entry(_DOT.W1, (0, 0), np.nan),
             _DOT.b1,
             _DOT.P,
             _DOT.class_vectors,
@@ -543,15 +534,15 @@ BAD_INPUT = [
     pytest.param(lambda: _train(scale=-1.0), "scale must be positive"),
     pytest.param(lambda: _train(scale=np.inf), "scale must be a finite"),
     pytest.param(lambda: _train(seed=-1), "seed must be at least 0"),
-    pytest.param(lambda: _train(x_train=_with(_X, (0, 0), np.nan)), "x_train contains NaN"),
+    pytest.param(lambda: _train(x_train=with_entry(_X, (0, 0), np.nan)), "x_train contains NaN"),
     pytest.param(lambda: _train(x_train=_X + 1j), "x_train is complex"),
-    pytest.param(lambda: _train(x_train=_masked(_X)), "x_train is a masked array"),
+    pytest.param(lambda: _train(x_train=masked(_X)), "x_train is a masked array"),
     pytest.param(lambda: _train(y_train=_Y[:10]), "y_train has 10 labels; expected 30"),
     pytest.param(lambda: _train(y_train=_Y - 1), "y_train must be nonnegative integers"),
     pytest.param(lambda: _train(y_train=_Y + 10**9), "would make 1000000003 classes; expected"),
     pytest.param(lambda: _train(y_train=_Y * 1.0), "y_train must be integer class labels"),
     pytest.param(lambda: _train(x_test=_X[:, :5]), "x_test has shape \\(30, 5\\); expected"),
-    pytest.param(lambda: _train(x_test=_with(_X, (1, 1), -np.inf)), "x_test contains an inf"),
+    pytest.param(lambda: _train(x_test=with_entry(_X, (1, 1), -np.inf)), "x_test contains an inf"),
     pytest.param(lambda: _train(y_test=_Y[:3]), "y_test has 3 labels; expected 30"),
     pytest.param(lambda: _train(y_test=_Y + 1), "y_test must be integers in \\[0, 3\\)"),
     # train_alignment_only
@@ -559,7 +550,7 @@ BAD_INPUT = [
     pytest.param(lambda: train_alignment_only(_X, steps=0), "steps must be at least 1"),
     pytest.param(lambda: train_alignment_only(_X, dim=0), "dim must be at least 1"),
     pytest.param(lambda: train_alignment_only(_X[0]), "x has shape \\(6,\\); expected a 2-D"),
-    pytest.param(lambda: train_alignment_only(_with(_X, (0, 0), np.nan)), "x contains NaN"),
+    pytest.param(lambda: train_alignment_only(with_entry(_X, (0, 0), np.nan)), "x contains NaN"),
     # rescale_embedding
     pytest.param(lambda: rescale_embedding(_DOT, [1.0, 2.0]), "scales has 2 entries; expected 3"),
     pytest.param(lambda: rescale_embedding(_DOT, [1.0, 0.0, 2.0]), "scales must be positive"),

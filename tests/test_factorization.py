@@ -11,6 +11,7 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse
+from bad_inputs import masked, with_entry
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics.pairwise import cosine_similarity
@@ -401,16 +402,6 @@ _S = np.eye(4)
 _CLUSTERS = [0, 0, 1, 1]
 
 
-def _masked(array):
-    return np.ma.masked_array(array, mask=np.zeros(np.shape(array), dtype=bool))
-
-
-def _with(array, index, value):
-    array = np.array(array, dtype=type(value) if isinstance(value, complex) else float)
-    array[index] = value
-    return array
-
-
 BAD_INPUT = [
     # (call, expected error-message fragment); X-taking functions first
     *[
@@ -427,7 +418,7 @@ BAD_INPUT = [
             ("item_similarity_suite", lambda X: item_similarity_suite(X, [0] * 5, k=2)),
         ]
         for kind, call, match in [
-            ("masked", lambda f=function: f(_masked(_X)), "masked array"),
+            ("masked", lambda f=function: f(masked(_X)), "masked array"),
             ("complex", lambda f=function: f(_X + 1j), "complex"),
             (
                 "complex sparse",
@@ -437,11 +428,11 @@ BAD_INPUT = [
             ("strings", lambda f=function: f([["1", "2"], ["3", "4"]]), "strings"),
             ("ragged", lambda f=function: f([[1.0, 2.0], [3.0]]), "ragged"),
             ("objects", lambda f=function: f(np.array([[1, None]], dtype=object)), "objects"),
-            ("NaN", lambda f=function: f(_with(_X, (2, 3), np.nan)), "NaN"),
-            ("inf", lambda f=function: f(_with(_X, (0, 0), np.inf)), "infinite"),
+            ("NaN", lambda f=function: f(with_entry(_X, (2, 3), np.nan)), "NaN"),
+            ("inf", lambda f=function: f(with_entry(_X, (0, 0), np.inf)), "infinite"),
             (
                 "sparse NaN",
-                lambda f=function: f(scipy.sparse.csr_array(_with(_X, (1, 1), np.nan))),
+                lambda f=function: f(scipy.sparse.csr_array(with_entry(_X, (1, 1), np.nan))),
                 "NaN",
             ),
             ("empty", lambda f=function: f(np.ones((0, 5))), "empty"),
@@ -522,10 +513,10 @@ BAD_INPUT = [
     pytest.param(lambda: rescale(_A, _A, [1.0, np.inf]), "d contains an infinite"),
     pytest.param(lambda: rescale(_A, _A, [1.0, 1j]), "d is complex"),
     pytest.param(lambda: rescale(_A, _A, "12"), "d is a string"),
-    pytest.param(lambda: rescale(_with(_A, (0, 0), np.nan), _A, [1, 1]), "A contains NaN"),
-    pytest.param(lambda: rescale(_A, _with(_A, (0, 0), -np.inf), [1, 1]), "B contains an inf"),
+    pytest.param(lambda: rescale(with_entry(_A, (0, 0), np.nan), _A, [1, 1]), "A contains NaN"),
+    pytest.param(lambda: rescale(_A, with_entry(_A, (0, 0), -np.inf), [1, 1]), "B contains an inf"),
     pytest.param(lambda: rescale(_A + 1j, _A, [1, 1]), "A is complex"),
-    pytest.param(lambda: rescale(_masked(_A), _A, [1, 1]), "A is a masked array"),
+    pytest.param(lambda: rescale(masked(_A), _A, [1, 1]), "A is a masked array"),
     pytest.param(lambda: rescale(scipy.sparse.csr_array(_A), _A, [1, 1]), "A is a sparse"),
     pytest.param(lambda: rescale(1e300 * _A, _A, [1.0, 1e10]), "A diag\\(d\\) overflows"),
     pytest.param(lambda: rescale(_A, 10 * _A, [1.0, 1e-308]), "B diag\\(1/d\\) overflows"),
@@ -536,7 +527,7 @@ BAD_INPUT = [
     pytest.param(lambda: cosine_matrix(_A + 1j), "E is complex"),
     pytest.param(lambda: cosine_matrix(_A, _A + 1j), "F is complex"),
     pytest.param(lambda: cosine_matrix(scipy.sparse.csr_array(_A)), "E is a sparse"),
-    pytest.param(lambda: cosine_matrix(_masked(_A)), "E is a masked array"),
+    pytest.param(lambda: cosine_matrix(masked(_A)), "E is a masked array"),
     pytest.param(lambda: cosine_matrix([[1.0, np.inf]]), "E contains an infinite"),
     pytest.param(lambda: cosine_matrix([[1.0], [2.0, 3.0]]), "E is ragged"),
     pytest.param(lambda: cosine_matrix(np.ones((0, 2))), "E is empty"),
@@ -704,23 +695,23 @@ def test_rescaling_spread_is_the_same_in_any_units(exponent):
 
 SPREAD_BAD_INPUT = [
     # (call, expected error-message fragment)
-    pytest.param(
-        lambda: rescaling_spread(_masked(_X), [0, 0, 1, 1, 1], k=2), "masked", id="masked"
-    ),
+    pytest.param(lambda: rescaling_spread(masked(_X), [0, 0, 1, 1, 1], k=2), "masked", id="masked"),
     pytest.param(lambda: rescaling_spread(_X + 1j, [0, 0, 1, 1, 1], k=2), "complex", id="complex"),
     pytest.param(lambda: rescaling_spread([["1", "2"]], [0, 1], k=1), "strings", id="strings"),
     pytest.param(lambda: rescaling_spread([[1.0, 2.0], [3.0]], [0, 1], k=1), "ragged", id="ragged"),
     pytest.param(
-        lambda: rescaling_spread(_with(_X, (2, 3), np.nan), [0, 0, 1, 1, 1], k=2), "NaN", id="NaN"
+        lambda: rescaling_spread(with_entry(_X, (2, 3), np.nan), [0, 0, 1, 1, 1], k=2),
+        "NaN",
+        id="NaN",
     ),
     pytest.param(
-        lambda: rescaling_spread(_with(_X, (0, 0), np.inf), [0, 0, 1, 1, 1], k=2),
+        lambda: rescaling_spread(with_entry(_X, (0, 0), np.inf), [0, 0, 1, 1, 1], k=2),
         "infinite",
         id="inf",
     ),
     pytest.param(
         lambda: rescaling_spread(
-            scipy.sparse.csr_array(_with(_X, (1, 1), np.nan)), [0, 0, 1, 1, 1], k=2
+            scipy.sparse.csr_array(with_entry(_X, (1, 1), np.nan)), [0, 0, 1, 1, 1], k=2
         ),
         "NaN",
         id="sparse-NaN",
@@ -799,12 +790,14 @@ def test_retrieval_full_rank_alpha_half_ranks_like_dot_product():
 
 
 RETRIEVAL_BAD_INPUT = [
-    pytest.param(lambda: retrieval_quality(_masked(_X), k=2), "masked", id="masked"),
+    pytest.param(lambda: retrieval_quality(masked(_X), k=2), "masked", id="masked"),
     pytest.param(lambda: retrieval_quality(_X + 1j, k=2), "complex", id="complex"),
     pytest.param(lambda: retrieval_quality([["1", "2"]], k=1), "strings", id="strings"),
     pytest.param(lambda: retrieval_quality([[1.0, 2.0], [3.0]], k=1), "ragged", id="ragged"),
-    pytest.param(lambda: retrieval_quality(_with(_X, (2, 3), np.nan), k=2), "NaN", id="NaN"),
-    pytest.param(lambda: retrieval_quality(_with(_X, (0, 0), np.inf), k=2), "infinite", id="inf"),
+    pytest.param(lambda: retrieval_quality(with_entry(_X, (2, 3), np.nan), k=2), "NaN", id="NaN"),
+    pytest.param(
+        lambda: retrieval_quality(with_entry(_X, (0, 0), np.inf), k=2), "infinite", id="inf"
+    ),
     pytest.param(lambda: retrieval_quality(_X, k=2, holdout=1.0), "below 1", id="holdout-1"),
     pytest.param(lambda: retrieval_quality(_X, k=2, holdout=0.0), "positive", id="holdout-0"),
     pytest.param(lambda: retrieval_quality(_X, k=2, min_items=1), "min_items", id="min-items"),

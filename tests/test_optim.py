@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import scipy.sparse
+from bad_inputs import masked, with_entry
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -457,28 +458,18 @@ _X, _Y = _RNG.normal(size=(20, 4)), np.arange(20) % 3
 _DATA = SimpleNamespace(x_train=_X, y_train=_Y, x_test=_X, y_test=_Y)
 
 
-def _masked(array):
-    return np.ma.masked_array(array, mask=np.zeros(np.shape(array), dtype=bool))
-
-
-def _with(array, index, value):
-    array = np.array(array, dtype=complex if isinstance(value, complex) else float)
-    array[index] = value
-    return array
-
-
 def _params_with(name, value):
     return {**_PARAMS, name: value}
 
 
 _INPUT_KINDS = [
-    ("masked", _masked(_INPUTS), "masked array"),
+    ("masked", masked(_INPUTS), "masked array"),
     ("complex", _INPUTS + 1j, "complex"),
     ("sparse", scipy.sparse.csr_array(_INPUTS), "sparse"),
     ("strings", _INPUTS.astype(str), "strings"),
     ("ragged", [[1.0] * 5, [1.0] * 4], "ragged"),
-    ("NaN", _with(_INPUTS, (1, 2), np.nan), "NaN"),
-    ("inf", _with(_INPUTS, (0, 0), -np.inf), "infinite"),
+    ("NaN", with_entry(_INPUTS, (1, 2), np.nan), "NaN"),
+    ("inf", with_entry(_INPUTS, (0, 0), -np.inf), "infinite"),
     ("empty", np.ones((0, 5)), "empty"),
     ("1-D", np.ones(5), "2-D"),
     ("wrong width", np.ones((7, 3)), "has shape \\(7, 3\\); expected \\(n, 5\\)"),
@@ -487,14 +478,14 @@ _INPUT_KINDS = [
 _LABEL_KINDS = [
     ("float", _LABELS.astype(float), "integer class labels"),
     ("bool", _LABELS > 0, "integer class labels"),
-    ("NaN", _with(_LABELS, 0, np.nan), "NaN"),
+    ("NaN", with_entry(_LABELS, 0, np.nan), "NaN"),
     ("complex", _LABELS + 0j, "complex"),
     ("strings", _LABELS.astype(str), "strings"),
     ("2-D", _LABELS[:, None], "1-D"),
     ("out of range", _LABELS + 3, "integers in \\[0, 3\\)"),
     ("negative", _LABELS - 1, "integers in \\[0, 3\\)"),
     ("wrong length", _LABELS[:3], "has 3 labels; expected 7"),
-    ("masked", _masked(_LABELS), "masked"),
+    ("masked", masked(_LABELS), "masked"),
 ]
 
 BAD_INPUT = [
@@ -514,7 +505,7 @@ BAD_INPUT = [
     pytest.param(lambda: mlp_predict([1, 2], _INPUTS), "params must be a mapping"),
     pytest.param(lambda: mlp_predict({"W1": _PARAMS["W1"]}, _INPUTS), "missing"),
     pytest.param(
-        lambda: mlp_predict(_params_with("W1", _with(_PARAMS["W1"], (0, 0), np.nan)), _INPUTS),
+        lambda: mlp_predict(_params_with("W1", with_entry(_PARAMS["W1"], (0, 0), np.nan)), _INPUTS),
         "params\\['W1'\\] contains NaN",
     ),
     pytest.param(lambda: mlp_predict(_params_with("b1", _PARAMS["b1"] + 1j), _INPUTS), "complex"),
@@ -560,7 +551,7 @@ BAD_INPUT = [
             ("NaN", [np.nan, 2.0], "update contains NaN"),
             ("inf", [np.inf, 2.0], "update contains an infinite"),
             ("complex", [1j, 2.0], "update is complex"),
-            ("masked", _masked(np.array([1.0, 2.0])), "update is a masked array"),
+            ("masked", masked(np.array([1.0, 2.0])), "update is a masked array"),
             ("sparse", scipy.sparse.csr_array([[1.0, 2.0]]), "update is a sparse"),
             ("string", "12", "update is a string"),
             ("strings", ["1", "2"], "update is an array of strings"),
@@ -601,9 +592,11 @@ BAD_INPUT = [
     pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y, batch_size=21), "between 1 and 20"),
     pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y, batch_size=2.0), "batch_size must be"),
     pytest.param(lambda: train(SGD(0.1), _X, _Y, _X, _Y, seed=-1), "seed must be at least 0"),
-    pytest.param(lambda: train(SGD(0.1), _with(_X, (0, 0), np.nan), _Y, _X, _Y), "x_train cont"),
+    pytest.param(
+        lambda: train(SGD(0.1), with_entry(_X, (0, 0), np.nan), _Y, _X, _Y), "x_train cont"
+    ),
     pytest.param(lambda: train(SGD(0.1), _X + 1j, _Y, _X, _Y), "x_train is complex"),
-    pytest.param(lambda: train(SGD(0.1), _masked(_X), _Y, _X, _Y), "x_train is a masked"),
+    pytest.param(lambda: train(SGD(0.1), masked(_X), _Y, _X, _Y), "x_train is a masked"),
     pytest.param(lambda: train(SGD(0.1), _X[:, 0], _Y, _X, _Y), "x_train has shape"),
     pytest.param(lambda: train(SGD(0.1), _X, _Y * 1.0, _X, _Y), "y_train must be integer"),
     pytest.param(

@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import scipy.sparse
+from bad_inputs import with_entry
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -184,26 +185,22 @@ def _state(**kwargs):
     )
 
 
-def _with(array, index, value):
-    array = np.array(array, dtype=float)
-    array[index] = value
-    return array
-
-
 _SIGMA_ZERO = np.array([3.0, 2.0, 0.0, 0.0, 0.0, 0.0])  # k = 3 reaches a zero
 
 BAD_INPUT = [
     # prepare_rescaling_state
     pytest.param(lambda: _state(X=np.ma.masked_array(_X)), "masked", id="X-masked"),
     pytest.param(lambda: _state(X=_X + 1j), "complex", id="X-complex"),
-    pytest.param(lambda: _state(X=_with(_X, (1, 1), np.nan)), "NaN", id="X-NaN"),
+    pytest.param(lambda: _state(X=with_entry(_X, (1, 1), np.nan)), "NaN", id="X-NaN"),
     pytest.param(lambda: _state(X=[["1"] * 6] * 30), "strings", id="X-strings"),
     pytest.param(lambda: _state(X=np.ones(6)), "2-D", id="X-1D"),
     pytest.param(lambda: _state(clusters=[0, 1]), "2 labels but there are 6", id="clusters-len"),
     pytest.param(lambda: _state(clusters=[0, None, 1, 1, 0, 0]), "missing", id="clusters-None"),
     pytest.param(lambda: _state(popularity=np.ones(5)), "5 entries", id="popularity-len"),
     pytest.param(
-        lambda: _state(popularity=_with(_POPULARITY, 2, np.inf)), "infinite", id="popularity-inf"
+        lambda: _state(popularity=with_entry(_POPULARITY, 2, np.inf)),
+        "infinite",
+        id="popularity-inf",
     ),
     pytest.param(lambda: _state(clusters=[0] * 6), "different clusters", id="one-cluster"),
     pytest.param(lambda: _state(clusters=list(range(6))), "in one cluster", id="no-pairs"),
@@ -250,7 +247,7 @@ BAD_INPUT = [
     # figures
     pytest.param(lambda: rescaling_figure(np.eye(3)), "RescalingUpdate", id="figure-array"),
     pytest.param(lambda: downsample(np.ones(4)), "2-D", id="downsample-1D"),
-    pytest.param(lambda: downsample(_with(np.ones((2, 2)), 0, np.nan)), "NaN"),
+    pytest.param(lambda: downsample(with_entry(np.ones((2, 2)), 0, np.nan)), "NaN"),
     pytest.param(lambda: downsample(np.ones((2, 2)), cells=0), "cells must be at least 1"),
     pytest.param(lambda: downsample(np.ones((2, 2)), cells=1.5), "cells must be an integer"),
     pytest.param(
@@ -270,7 +267,9 @@ BAD_INPUT = [
         id="heatmaps-shape",
     ),
     pytest.param(
-        lambda: plot_cosine_heatmaps({"a": _with(np.eye(2), 0, np.inf)}, ["a"], [0, 1], [1, 2]),
+        lambda: plot_cosine_heatmaps(
+            {"a": with_entry(np.eye(2), 0, np.inf)}, ["a"], [0, 1], [1, 2]
+        ),
         "infinite",
         id="heatmaps-inf",
     ),

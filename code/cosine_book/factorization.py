@@ -1654,6 +1654,27 @@ _SPREAD_LABELS = (
 )
 
 
+def _objective1_with_shrinkage(
+    X: NDArray[np.float64] | scipy.sparse.csr_array, lam: float, k: int, what: str
+) -> tuple[Spectrum, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Objective 1's factors and shrinkage, refusing a dimension shrunk to zero.
+
+    The rescalings D = diag(f)^(+-1/2) of the experiments divide by the shrinkage f,
+    so every one of the ``k`` kept dimensions must survive ``lam``.
+    """
+    spectrum = _spectrum_from_scaled_gram(*_scaled_gram(X))
+    A1, B1 = _objective1(spectrum, lam, k)
+    shrink = _shrinkage(spectrum.singular_values[:k], lam)
+    if np.any(shrink == 0):
+        first = int(np.argmax(shrink == 0))
+        raise ValueError(
+            f"objective 1 shrinks latent dimension {first} of {what} to zero (sigma = "
+            f"{spectrum.singular_values[first]:.3g}, lam = {lam:.3g}), so D = diag(f)^(-1/2) "
+            f"is undefined; expected k at most the rank of {what} (lower k or lam)"
+        )
+    return spectrum, A1, B1, shrink
+
+
 @dataclass(frozen=True)
 class RescalingSpread:
     r"""Cluster recovery of objective 1's item cosines under equally optimal :math:`D`.
@@ -1759,16 +1780,7 @@ def rescaling_spread(
             "item_clusters needs both same-cluster and different-cluster pairs to compute "
             "an AUC; expected at least two clusters, one of them with two or more items"
         )
-    spectrum = _spectrum_from_scaled_gram(*_scaled_gram(X))
-    A1, B1 = _objective1(spectrum, lam, k)
-    shrink = _shrinkage(spectrum.singular_values[:k], lam)
-    if np.any(shrink == 0):
-        first = int(np.argmax(shrink == 0))
-        raise ValueError(
-            f"objective 1 shrinks latent dimension {first} to zero (sigma = "
-            f"{spectrum.singular_values[first]:.3g}, lam = {lam:.3g}), so D = diag(f)^(-1/2) "
-            "is undefined; expected k at most the rank of X (lower k or lam)"
-        )
+    _, A1, B1, shrink = _objective1_with_shrinkage(X, lam, k, "X")
     stretch = np.ones(k)
     stretch[-1] = 0.01  # B D^{-1}: the last column of B grows 100-fold
     auc, share, level = [], [], []
@@ -1892,17 +1904,7 @@ def _retrieval_factors(
     under each rescaling (the cosine with ``x_u A D`` ranks a user's items as
     ``x_u A D . b_i / |b_i|`` does, so the item rows are normalised).
     """
-    spectrum = _spectrum_from_scaled_gram(*_scaled_gram(train))
-    A1, B1 = _objective1(spectrum, lam, k)
-    shrink = _shrinkage(spectrum.singular_values[:k], lam)
-    if np.any(shrink == 0):
-        first = int(np.argmax(shrink == 0))
-        raise ValueError(
-            f"objective 1 shrinks latent dimension {first} of the training data to zero "
-            f"(sigma = {spectrum.singular_values[first]:.3g}, lam = {lam:.3g}), so "
-            "D = diag(f)^(-1/2) is undefined; expected k at most the rank of the "
-            "training data (lower k or lam)"
-        )
+    spectrum, A1, B1, shrink = _objective1_with_shrinkage(train, lam, k, "the training data")
     sigma = spectrum.singular_values[:k]
     stretch = np.ones(k)
     stretch[-1] = 0.01  # B D^{-1}: the last column of B grows 100-fold
