@@ -230,3 +230,17 @@ def test_false_match_share():
         false_match_share(S, ["a", "a", "b"], np.nan)
     with pytest.raises(ValueError, match="labels"):
         false_match_share(S, ["a", "b"])
+
+
+def test_widget_figure_draws_the_states_histograms_as_densities():
+    E, labels = toy()
+    state = shared_direction_update(prepare_shared_direction(E, labels, k=3), 1.0)
+    fig = shared_direction_figure(state)
+    steps = [artist for artist in fig.axes[0].patches if type(artist).__name__ == "StepPatch"]
+    # Per kind of pair: filled raw, raw outline and centred outline.
+    assert len(steps) == 6
+    width = state.bin_edges[1] - state.bin_edges[0]
+    for patch, counts in zip(steps[::3], (state.related, state.unrelated), strict=True):
+        np.testing.assert_allclose(patch.get_data().values, counts / (counts.sum() * width))
+        assert float(np.sum(patch.get_data().values) * width) == pytest.approx(1.0)
+    plt.close(fig)
