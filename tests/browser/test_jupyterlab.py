@@ -38,7 +38,11 @@ from browser_support import (
     watch,
 )
 
-CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+# The chapter notebooks and the landing page, itself a notebook (its one figure is computed).
+CHAPTERS = [
+    *sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")),
+    ROOT / "chapters" / "intro.ipynb",
+]
 LIVE_WIDGET_CHAPTER = "02_block_decomposition.ipynb"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 # The chapter notebooks' MyST, as it would look if JupyterLab showed it raw.
