@@ -313,3 +313,24 @@ def test_code_and_printed_lines_fit_the_page(path):
                 text = "".join(output.get("data", {}).get("text/plain", ""))
             for line in text.splitlines():
                 assert len(line) <= MAX_LINE, f"cell {index}: printed line of {len(line)}: {line}"
+
+
+def test_the_intro_figure_caption_states_what_the_figure_computes():
+    """The landing page's caption quotes rho and the global cosine of both panels."""
+    from cosine_book.similarity import block_cosines, blocks_with
+
+    cells = load(CHAPTERS / "intro.ipynb")["cells"]
+    figure = next(cell for cell in cells if cell["cell_type"] == "code")
+    source = "".join(figure["source"])
+    caption = figure["metadata"]["mystnb"]["figure"]["caption"]
+    assert "local = [0.95, 0.90]" in source
+    panels = [
+        (([1.0, 0.6], [1.0, 0.6]), "$\\rho = 1$", "0.94"),
+        (([1.0, 0.1], [0.1, 1.0]), "$\\rho = 0.20$", "0.18"),
+    ]
+    for (x_norms, y_norms), rho_text, global_text in panels:
+        assert f"(local, {x_norms}, {y_norms})" in source
+        result = block_cosines(*blocks_with([0.95, 0.90], x_norms, y_norms))
+        rho = f"{result.profile_cosine:.2f}".removesuffix(".00")
+        assert rho_text == f"$\\rho = {rho}$" and rho_text in caption
+        assert f"{result.global_cosine:.2f}" == global_text and global_text in caption

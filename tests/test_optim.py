@@ -854,3 +854,9 @@ def test_chapter1_adam_aims_worst_in_euclidean_terms_yet_lowers_the_loss_most(di
     assert adam.linf_alignment[:10].min() > 0.75 > sgd.linf_alignment.max()
     assert adam.linf_alignment[late].mean() < sgd.linf_alignment[late].mean()
     assert adam.own_cosine[late].mean() > 0.98
+    # "Which cosine to log": giving Adam's step-150 update the gradient's norm profile
+    # (same directions, so same local cosines) makes rho 1 and lifts the global cosine.
+    step = 150
+    energy = adam.gradient_norms[step] ** 2 / np.sum(adam.gradient_norms[step] ** 2)
+    assert adam.profile_cosine[step] < 0.9
+    assert np.sum(energy * adam.local[step]) > adam.global_cosine[step] + 0.15
