@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import platform
 import re
 from pathlib import Path
 
@@ -241,6 +242,7 @@ def test_portability_env_changes_cpu_blas_core_and_numba_target():
         "features": {"X86_V3": True, "X86_V4": False, "AVX": True, "SSE42": True},
         "blas_cores": ["Haswell"],
         "numba_cpu": "host",
+        "libm": "host bits",
     }
     base = {"NUMBA_CACHE_DIR": str(ROOT / ".cache" / "numba"), "HOME": os.environ["HOME"]}
     env, notes = portability.portability_env(base, host)
@@ -249,7 +251,9 @@ def test_portability_env_changes_cpu_blas_core_and_numba_target():
     assert env["NUMBA_CPU_NAME"] == "generic"
     assert env["NUMBA_CACHE_DIR"] != base["NUMBA_CACHE_DIR"]
     assert Path(env["NUMBA_CACHE_DIR"]).is_relative_to(ROOT)
-    assert len(notes) == 3
+    assert len(notes) == 4
+    # No FMA in the (made-up) features: the C library's switch is left alone.
+    assert "GLIBC_TUNABLES" not in env
     # A CPU that already runs Sandybridge kernels falls back to Nehalem; no AVX, no
     # Sandybridge; no OpenBLAS, no core.
     assert portability.older_blas_core("SandyBridge", host["features"]) == "Nehalem"
@@ -257,8 +261,17 @@ def test_portability_env_changes_cpu_blas_core_and_numba_target():
     assert portability.older_blas_core("Core2", {"SSE42": True}) == "Nehalem"
     assert portability.older_blas_core(None, host["features"]) is None
     seen = {**host, "features": {"X86_V3": False}, "blas_cores": ["Sandybridge"]}
-    assert portability.check_applied(env, {**seen, "numba_cpu": "generic"}) == []
-    assert portability.check_applied(env, host)
+    assert portability.check_applied(env, {**seen, "numba_cpu": "generic"}, host) == []
+    assert portability.check_applied(env, host, host)
+    # With FMA on an x86-64 glibc machine, the C library runs its non-FMA code, and
+    # the switch counts as applied only if exp, log and pow then give other bits.
+    with_fma = {**host, "features": {**host["features"], "FMA3": True}}
+    env, notes = portability.portability_env(base, with_fma)
+    if platform.machine() in ("x86_64", "AMD64") and platform.libc_ver()[0] == "glibc":
+        assert "glibc.cpu.hwcaps=-AVX2,-FMA,-FMA4" in env["GLIBC_TUNABLES"]
+        generic = {**seen, "numba_cpu": "generic"}
+        assert portability.check_applied(env, generic, with_fma) != []
+        assert portability.check_applied(env, {**generic, "libm": "other"}, with_fma) == []
 
 
 # The text column of a page at a 1280-pixel window is about 690 pixels wide; a wider

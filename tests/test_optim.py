@@ -699,7 +699,7 @@ def test_truncation_of_parallel_and_antiparallel_vectors(threshold):
 
 
 _PORTABLE = r"""
-import hashlib, json
+import json
 import numpy as np
 from cosine_book.optim import truncate_to_cosine, truncate_update
 rng = np.random.default_rng(20261122)
@@ -713,19 +713,21 @@ update = {"W": rng.standard_normal((64, 32)), "b": rng.standard_normal(32)}
 gradient = {name: rng.standard_normal(value.shape) for name, value in update.items()}
 for name, value in truncate_update(update, gradient, 0.8).items():
     results[f"update {name}"] = value
-print(json.dumps({
-    key: hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
-    for key, a in results.items()
-}))
+print(json.dumps({key: np.ravel(a).tolist() for key, a in results.items()}))
 """
 
 
-def test_truncation_is_bit_identical_on_a_simulated_older_cpu():
+def test_truncation_agrees_on_a_simulated_older_cpu():
+    # Dot products may be summed in another order on another CPU: the last bits may
+    # move, relative to the largest entry of each result.
     from portability import compare_here_and_there
 
     here, there, notes = compare_here_and_there(_PORTABLE)
-    differing = sorted(name for name in here if here[name] != there[name])
-    assert not differing, f"truncation differs on the simulated CPU ({notes}): {differing}"
+    for name in here:
+        scale = max(np.max(np.abs(here[name])), np.finfo(float).tiny)
+        np.testing.assert_allclose(
+            there[name], here[name], rtol=0, atol=1e-12 * scale, err_msg=f"{name} ({notes})"
+        )
 
 
 def _quadratic(params):

@@ -1128,7 +1128,7 @@ def _sample_core(
     v /= np.sqrt(np.sum(v * v))
     u *= np.sqrt(n)
     v *= np.sqrt(n)
-    z = correlation * u + np.sqrt(max(0.0, 1.0 - correlation**2)) * v
+    z = correlation * u + np.sqrt(max(0.0, 1.0 - correlation * correlation)) * v
     return x_mean + x_sd * u, y_mean + y_sd * z
 
 

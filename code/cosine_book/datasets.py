@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse
 from numpy.typing import NDArray
 
+from cosine_book.portable import power, round_to_24_bits
 from cosine_book._validation import as_float_scalar, as_int_scalar, as_real_array
 
 __all__ = [
@@ -284,9 +285,19 @@ def _power_law_values(
     if form == "rank":
         # Zipf over a random ranking: the value at rank q is (size / q)^exponent.
         ranks = rng.permutation(size) + 1
-        return (size / ranks) ** exponent
+        return power(size / ranks, exponent)
     # "sample": i.i.d. Pareto draws with the same tail, u^(-exponent), u ~ U(0, 1].
-    return (1.0 - rng.random(size)) ** (-exponent)
+    return power(1.0 - rng.random(size), -exponent)
+
+
+def _dirichlet(rng: np.random.Generator, concentration: NDArray[np.float64], size=None):
+    """Dirichlet draws rounded to 24 bits and renormalised: the same on every CPU.
+
+    NumPy's gamma sampler calls the C library's ``exp`` and ``log``, whose last bits
+    depend on the CPU; the rounding removes them (see :mod:`cosine_book.portable`).
+    """
+    draws = round_to_24_bits(rng.dirichlet(concentration, size=size))
+    return draws / draws.sum(axis=-1, keepdims=True)
 
 
 def _item_popularity(
@@ -387,7 +398,12 @@ def make_clustered_interactions(
         Positive, with ``n_clusters <= n_items``.
     seed : int
         Seed of every random draw (nonnegative): the same seed gives the same
-        data, bit for bit, on every machine.
+        data, bit for bit, on every CPU. Powers are computed with mpmath, and
+        Dirichlet and log-normal draws are rounded to 24 significant bits,
+        since NumPy computes both with functions whose last bits depend on the
+        CPU. The Gumbel keys that pick the items are such values too, but they
+        only decide which items a user gets: a pick changes only if two keys at
+        the cut lie within a few units in the last place of each other.
     cluster_concentration : float or None
         Positive.
     preference : {"dirichlet", "lognormal"}
@@ -451,15 +467,15 @@ def make_clustered_interactions(
     if cluster_concentration is None:
         cluster_probabilities = np.full(n_clusters, 1.0 / n_clusters)
     else:
-        cluster_probabilities = rng.dirichlet(np.full(n_clusters, float(cluster_concentration)))
+        cluster_probabilities = _dirichlet(rng, np.full(n_clusters, float(cluster_concentration)))
     item_clusters = rng.choice(n_clusters, size=n_items, p=cluster_probabilities)
     cluster_exponents = rng.uniform(float(bounds[0]), float(bounds[1]), size=n_clusters)
     item_popularity = _item_popularity(rng, item_clusters, cluster_exponents, power_law)
     if preference == "dirichlet":
         concentration = np.full(n_clusters, float(preference_concentration))
-        user_preferences = rng.dirichlet(concentration, size=n_users)
+        user_preferences = _dirichlet(rng, concentration, size=n_users)
     else:
-        user_preferences = rng.lognormal(0.0, 1.0, size=(n_users, n_clusters))
+        user_preferences = round_to_24_bits(rng.lognormal(0.0, 1.0, size=(n_users, n_clusters)))
     activity = _power_law_values(rng, n_users, user_exponent, power_law)
     items_per_user = np.minimum(n_items, np.floor(min_items * activity)).astype(np.int64)
     return Interactions(

@@ -63,6 +63,7 @@ from array_api_compat import array_namespace, is_array_api_obj, is_numpy_array
 from array_api_compat import device as array_device
 from numpy.typing import ArrayLike, NDArray
 
+from cosine_book import portable
 from cosine_book._validation import (
     as_float_scalar,
     as_int_scalar,
@@ -1168,20 +1169,21 @@ def profiles_with_cosine(
     share = as_float_scalar(share, "share", interval=(0, 1))
     n_blocks = as_int_scalar(n_blocks, "n_blocks", minimum=2)
     epsilon = as_float_scalar(epsilon, "epsilon", nonnegative=True)
-    extra = (n_blocks - 2) * epsilon**2
+    extra = (n_blocks - 2) * (epsilon * epsilon)
     cos_delta = rho * (1.0 + extra) - extra
     if cos_delta < 0:
         raise ValueError(
             f"epsilon must be small enough for rho={rho}; got {epsilon} "
             f"(need rho * (1 + m epsilon**2) >= m epsilon**2 with m = {n_blocks - 2})"
         )
-    delta = float(np.arccos(min(cos_delta, 1.0)))
-    beta = share * (np.pi / 2 - delta)
+    # The trigonometry runs in mpmath: the same bits on every CPU (cosine_book.portable).
+    delta = portable.arccos(min(cos_delta, 1.0))
+    beta = share * (math.pi / 2 - delta)
     alpha = beta + delta
     x_norms = np.full(n_blocks, epsilon)
     y_norms = np.full(n_blocks, epsilon)
-    x_norms[:2] = np.cos(alpha), np.sin(alpha)
-    y_norms[:2] = np.cos(beta), np.sin(beta)
+    x_norms[:2] = portable.cos(alpha), portable.sin(alpha)
+    y_norms[:2] = portable.cos(beta), portable.sin(beta)
     # cos(pi/2) is 6e-17 in floating point: make the end points exact zeros.
     x_norms[np.abs(x_norms) < 1e-15] = 0.0
     y_norms[np.abs(y_norms) < 1e-15] = 0.0
@@ -1233,6 +1235,7 @@ def random_block_pair(
         x = rng.standard_normal(size)
         # y_i = a * x_i + noise: a in [-3, 3] sets the sign and strength of agreement.
         y = rng.uniform(-3.0, 3.0) * x + rng.standard_normal(size)
-        x_blocks.append(x * 10.0 ** rng.uniform(-3.0, 3.0))
-        y_blocks.append(y * 10.0 ** rng.uniform(-3.0, 3.0))
+        # Scales 10**u, u in [-3, 3], in mpmath: the same bits on every CPU.
+        x_blocks.append(x * portable.power(10.0, rng.uniform(-3.0, 3.0)))
+        y_blocks.append(y * portable.power(10.0, rng.uniform(-3.0, 3.0)))
     return x_blocks, y_blocks
