@@ -14,7 +14,7 @@ doctests with all three moved to an older CPU, and so requires the same outputs 
 - ``GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-FMA,-FMA4`` on x86-64 Linux with glibc, when
   the CPU has FMA: the C library's ``exp``, ``log``, ``pow``, ... then run their
   non-FMA code, as on a CPU without FMA (their last bits differ for about one
-  input in 2,000). NumPy's samplers (gamma, Dirichlet, Gumbel, normal tails) call
+  input in 1,500 to 10,000). NumPy's samplers (gamma, Dirichlet, Gumbel, normal tails) call
   these functions.
 
 It prints what it changed and checks, in a child process, that each change took

@@ -22,8 +22,8 @@ import numpy as np
 import scipy.sparse
 from numpy.typing import NDArray
 
-from cosine_book.portable import power, round_to_24_bits
 from cosine_book._validation import as_float_scalar, as_int_scalar, as_real_array
+from cosine_book.portable import power, round_to_24_bits
 
 __all__ = [
     "BerkeleyAdmissions",
