@@ -10,8 +10,10 @@ model (log-normal sizes). Baselines:
 
 Reported as ratios (robust to the machine's speed) plus peak extra memory traced by
 ``tracemalloc`` (NumPy reports its allocations to it), compared with the largest block.
-Targets (issue 2): at least 2x faster than concatenation, within 3x of the dot pass,
-extra memory no more than the largest block.
+Targets (P1): within 1.5x of the dot pass (goal 1.2x), at least 5x faster than
+concatenation, extra memory no more than the largest block. On a shared virtual
+machine the ratio to the dot pass moves by up to 20 % between runs (memory
+placement): read it over a few runs.
 """
 
 from __future__ import annotations
@@ -90,11 +92,11 @@ def main() -> None:
     speedup = results["concatenate + cosine"][0] / ours
     versus_dot = ours / results["np.dot per block"][0]
     memory_ratio = ours_peak / largest_block
-    print(f"speed-up over concatenation: {speedup:.2f}x (target >= 2)")
-    print(f"time relative to one dot pass per block: {versus_dot:.2f}x (target <= 3)")
+    print(f"speed-up over concatenation: {speedup:.2f}x (target >= 5)")
+    print(f"time relative to one dot pass per block: {versus_dot:.2f}x (target <= 1.5, goal 1.2)")
     print(f"peak extra memory / largest block: {memory_ratio:.3f} (target <= 1)")
     print(f"global cosine: block_cosines {exact:.10f}, naive float32 {naive:.10f}")
-    ok = speedup >= 2 and versus_dot <= 3 and memory_ratio <= 1
+    ok = speedup >= 5 and versus_dot <= 1.5 and memory_ratio <= 1
     print("targets met" if ok else "TARGETS MISSED")
 
 

@@ -813,37 +813,45 @@ def test_symmetric_bit_for_bit_and_bounded(x, y):
 # ---------------------------------------------------------------- fixed summation order
 
 
-def lane_order_sums(x, y, block_size=8192):
+def neumaier(totals, compensations, lane, value):
+    total = totals[lane]
+    new = total + value
+    if abs(total) >= abs(value):
+        compensations[lane] += (total - new) + value
+    else:
+        compensations[lane] += (value - new) + total
+    totals[lane] = new
+
+
+def lane_order_sums(x, y, block_size=8192, lanes=16):
     """Reference in plain Python of the documented order.
 
-    Blocks of 8192 entries; in a block, entry i goes to lane i % 4 and lanes add in
-    index order; block lane sums are added to running lanes with Neumaier's
-    compensation; finally each lane is sum + compensation and the lanes are added
-    as (l0 + l1) + (l2 + l3).
+    Entry i goes to lane i % 16 and lanes add in index order; after every 8192
+    entries and after the last full group of 16, lane sums are added to running
+    totals with Neumaier's compensation and restart at zero; the last n % 16 entries
+    are added to the totals of lanes 0, 1, ... the same way; finally all totals and
+    compensations are added exactly (math.fsum).
     """
     x, y = [float(v) for v in x], [float(v) for v in y]
-    sums = [[0.0] * 4 for _ in range(3)]
-    compensations = [[0.0] * 4 for _ in range(3)]
-    for start in range(0, len(x), block_size):
-        block = [[0.0] * 4 for _ in range(3)]
-        for i in range(start, min(start + block_size, len(x))):
-            lane = (i - start) % 4
-            block[0][lane] += x[i] * x[i]
-            block[1][lane] += y[i] * y[i]
-            block[2][lane] += x[i] * y[i]
-        for row in range(3):
-            for lane in range(4):
-                total, value = sums[row][lane], block[row][lane]
-                new = total + value
-                if abs(total) >= abs(value):
-                    compensations[row][lane] += (total - new) + value
-                else:
-                    compensations[row][lane] += (value - new) + total
-                sums[row][lane] = new
-    lanes = [
-        [s + c for s, c in zip(sums[row], compensations[row], strict=True)] for row in range(3)
-    ]
-    return tuple((lane[0] + lane[1]) + (lane[2] + lane[3]) for lane in lanes)
+    n = len(x)
+    full = n - n % lanes
+    totals = [[0.0] * lanes for _ in range(3)]
+    compensations = [[0.0] * lanes for _ in range(3)]
+    block = [[0.0] * lanes for _ in range(3)]
+    for i in range(full):
+        lane = i % lanes
+        block[0][lane] += x[i] * x[i]
+        block[1][lane] += y[i] * y[i]
+        block[2][lane] += x[i] * y[i]
+        if (i + 1) % block_size == 0 or i + 1 == full:
+            for row in range(3):
+                for lane in range(lanes):
+                    neumaier(totals[row], compensations[row], lane, block[row][lane])
+                    block[row][lane] = 0.0
+    for i in range(full, n):
+        for row, value in enumerate((x[i] * x[i], y[i] * y[i], x[i] * y[i])):
+            neumaier(totals[row], compensations[row], i - full, value)
+    return tuple(math.fsum(totals[row] + compensations[row]) for row in range(3))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32])

@@ -35,15 +35,18 @@ that turns sums into a :class:`BlockCosines`.
 All sums are accumulated in float64, whatever the input dtype (float16,
 float32, float64, integers, booleans), by one compiled pass (Numba) that reads
 each block once and forms all three sums of a block pair. The order of every
-addition is fixed by the code: entry ``i`` goes to accumulator ``i % 4`` and the
-four accumulators are added as ``(a0 + a1) + (a2 + a3)``, with no fast-math
-reassociation and no fused multiply-add, so the results are the same to the last
-bit on every CPU (the tests check the kernel against a plain-Python evaluation of
-that order). For float64 blocks whose sums of squares would leave the safe range
-(entries near ``1e300`` or ``1e-300``), the block is first divided by a power of
-two near its largest entry, which is exact; each norm is carried as
-``scale * sqrt(sum of squares)`` so that cosines and weights stay exact even when
-a norm itself is not representable.
+addition is fixed by the code: entry ``i`` goes to accumulator ``i % 16``, each
+accumulator's sum of 8192 entries is added to a running total with compensation,
+and the totals are added exactly (``math.fsum``), with no fast-math reassociation
+and no fused multiply-add (the tests check the kernel against a plain-Python
+evaluation of that order). Numba stays because it is the simplest fast way to a
+float64 sum of float32 input: the pass takes about 1.4 times one ``np.dot`` pass
+(``benchmarks/bench_similarity.py``), where NumPy's ``einsum`` or ``vecdot`` with
+``dtype=float64`` take about 10 times. For float64 blocks whose sums of squares
+would leave the safe range (entries near ``1e300`` or ``1e-300``), the block is
+first divided by a power of two near its largest entry, which is exact; each norm
+is carried as ``scale * sqrt(sum of squares)`` so that cosines and weights stay
+exact even when a norm itself is not representable.
 
 Exact values that debugging code relies on: ``cosine(x, x) == 1.0``,
 ``cosine(x, -x) == -1.0``, ``cosine(x, 2 * x) == 1.0`` (any power-of-two multiple),
@@ -88,9 +91,11 @@ __all__ = [
 _TINY = 1e-150
 _HUGE = 1e150
 # Number of independent accumulators of the compiled kernel. Fixing it fixes the
-# order of every addition, so results do not depend on the CPU's vector width.
-_LANES = 4
-# The kernel sums blocks of this many entries in its four lanes, then adds the block
+# order of every addition, so results do not depend on the CPU's vector width; 16
+# float64 lanes fill an AVX-512 register pair and keep the pass near np.dot's speed
+# (benchmarks/bench_similarity.py).
+_LANES = 16
+# The kernel sums blocks of this many entries in its lanes, then adds the block
 # sums with compensation: the rounding error grows with _BLOCK, not with the size.
 _BLOCK = 8192
 # Other dtypes are cast to float64 in chunks of this many entries (a multiple of
@@ -205,66 +210,78 @@ def _accumulate(
 ) -> None:  # pragma: no cover (compiled)
     """Add the sums of x*x, y*y and x*y of one stretch to ``acc``, in a fixed order.
 
-    The stretch is read in blocks of ``_BLOCK`` entries. Within a block, entry
-    ``i`` goes to lane ``i % 4`` and each lane adds in index order; each block's
-    twelve lane sums are then added to ``acc[0]`` (shape 3 x 4) with Neumaier's
-    compensation, kept in ``acc[1]``. So the rounding error grows with the block
-    length, not with the length of the vector, and the order of every operation
-    is fixed by this code: no fast-math flags, so the compiler may put the four
-    lanes in one vector register but may not reorder an addition or fuse a
-    multiply into an add, and the result is the same on every CPU. Everything is
-    accumulated in float64. A stretch must start at a multiple of ``_BLOCK``.
+    Entry ``i`` goes to lane ``i % 16``, and each lane adds in index order. After
+    every ``_BLOCK`` entries, and after the last full group of 16, each lane's sum is
+    added to its running total ``acc[0]`` (shape 3 x 16) with Neumaier's
+    compensation, kept in ``acc[1]``, and the lane restarts at zero; the last
+    ``n % 16`` entries are added to the totals of lanes 0, 1, ... the same way. So
+    the rounding error grows with the block length, not with the length of the
+    vector. The order of every operation is fixed by this code: no fast-math flags,
+    so the compiler may put lanes in vector registers but may not reorder an
+    addition or fuse a multiply into an add. Everything is accumulated in float64.
+    A stretch must start at a multiple of ``_BLOCK``.
     """
     n = x.size
-    block = np.empty((3, 4))
-    for start in range(0, n, _BLOCK):
-        stop = min(start + _BLOCK, n)
-        xx0 = xx1 = xx2 = xx3 = 0.0
-        yy0 = yy1 = yy2 = yy3 = 0.0
-        xy0 = xy1 = xy2 = xy3 = 0.0
-        full = stop - (stop - start) % 4
-        for i in range(start, full, 4):
-            a0, a1 = np.float64(x[i]), np.float64(x[i + 1])
-            a2, a3 = np.float64(x[i + 2]), np.float64(x[i + 3])
-            b0, b1 = np.float64(y[i]), np.float64(y[i + 1])
-            b2, b3 = np.float64(y[i + 2]), np.float64(y[i + 3])
-            xx0 += a0 * a0
-            xx1 += a1 * a1
-            xx2 += a2 * a2
-            xx3 += a3 * a3
-            yy0 += b0 * b0
-            yy1 += b1 * b1
-            yy2 += b2 * b2
-            yy3 += b3 * b3
-            xy0 += a0 * b0
-            xy1 += a1 * b1
-            xy2 += a2 * b2
-            xy3 += a3 * b3
-        block[0, 0], block[0, 1], block[0, 2], block[0, 3] = xx0, xx1, xx2, xx3
-        block[1, 0], block[1, 1], block[1, 2], block[1, 3] = yy0, yy1, yy2, yy3
-        block[2, 0], block[2, 1], block[2, 2], block[2, 3] = xy0, xy1, xy2, xy3
-        for i in range(full, stop):
-            a = np.float64(x[i])
-            b = np.float64(y[i])
-            block[0, i - full] += a * a
-            block[1, i - full] += b * b
-            block[2, i - full] += a * b
-        for row in range(3):
-            for lane in range(4):
-                # Neumaier: the low-order bits lost by total + value go to acc[1].
-                total = acc[0, row, lane]
-                value = block[row, lane]
-                new = total + value
-                if abs(total) >= abs(value):
-                    acc[1, row, lane] += (total - new) + value
-                else:
-                    acc[1, row, lane] += (value - new) + total
-                acc[0, row, lane] = new
+    full = n - n % 16
+    # Local accumulators: the compiler sees that they alias nothing, and vectorises.
+    totals = acc[0].copy()
+    compensations = acc[1].copy()
+    xx = np.zeros(16)
+    yy = np.zeros(16)
+    xy = np.zeros(16)
+    for i in range(0, full, 16):
+        for j in range(16):
+            a = np.float64(x[i + j])
+            b = np.float64(y[i + j])
+            xx[j] += a * a
+            yy[j] += b * b
+            xy[j] += a * b
+        if (i + 16) % 8192 == 0 or i + 16 == full:
+            for row in range(3):
+                lanes = xx if row == 0 else (yy if row == 1 else xy)
+                for lane in range(16):
+                    total, value = totals[row, lane], lanes[lane]
+                    new = total + value
+                    if abs(total) >= abs(value):
+                        compensations[row, lane] += (total - new) + value
+                    else:
+                        compensations[row, lane] += (value - new) + total
+                    totals[row, lane] = new
+                    lanes[lane] = 0.0
+    for i in range(full, n):
+        a = np.float64(x[i])
+        b = np.float64(y[i])
+        _neumaier(totals, compensations, 0, i - full, a * a)
+        _neumaier(totals, compensations, 1, i - full, b * b)
+        _neumaier(totals, compensations, 2, i - full, a * b)
+    acc[0] = totals
+    acc[1] = compensations
+
+
+@numba.njit(cache=True, nogil=True)
+def _neumaier(
+    totals: NDArray[np.float64],
+    compensations: NDArray[np.float64],
+    row: int,
+    lane: int,
+    value: float,
+) -> None:  # pragma: no cover (compiled)
+    """``totals[row, lane] += value``; the low-order bits lost go to ``compensations``."""
+    total = totals[row, lane]
+    new = total + value
+    if abs(total) >= abs(value):
+        compensations[row, lane] += (total - new) + value
+    else:
+        compensations[row, lane] += (value - new) + total
+    totals[row, lane] = new
 
 
 def _lane_total(sums: NDArray[np.float64], compensations: NDArray[np.float64]) -> float:
-    lanes = sums + compensations
-    return float((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]))
+    """The lanes' totals and compensations added exactly, then rounded once (``math.fsum``)."""
+    values = [*sums.tolist(), *compensations.tolist()]
+    if not all(map(math.isfinite, values)):
+        return float(sum(values))  # overflow or NaN: the caller sees it in the result
+    return math.fsum(values)
 
 
 # Dtypes the compiled kernel reads directly; others are cast chunk by chunk.
