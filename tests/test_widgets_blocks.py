@@ -15,7 +15,14 @@ from cosine_book.similarity import (
     random_block_pair,
 )
 from cosine_book.widgets import bounds_widget, two_block_widget
-from cosine_book.widgets.blocks import BOUNDS, TWO_BLOCKS, blocks_state, bounds_spec
+from cosine_book.widgets.blocks import (
+    BOUNDS,
+    LOCAL_COSINE_SETS,
+    NORM_PROFILES,
+    TWO_BLOCKS,
+    blocks_state,
+    bounds_state,
+)
 from cosine_book.widgets.core import LiveWidget
 
 norm = st.floats(0.01, 100.0)
@@ -177,9 +184,10 @@ def test_draw_block_cosines_labels_the_numbers():
 
 def test_widget_functions_return_live_widgets():
     assert isinstance(two_block_widget(), LiveWidget)
-    assert bounds_widget(local=(0.1, 0.2, 0.3)).spec.defaults()["c3"] == 0.3
-    with pytest.raises(ValueError, match="three"):
-        bounds_spec(local=(0.1, 0.2))
+    assert bounds_widget().spec.defaults() == {
+        "profiles": "x (1, 0.6, 0.3), y (0.3, 0.8, 1)",
+        "local": "0.9, 0.5, −0.3",
+    }
 
 
 def test_figure_of_the_state_is_drawn():
@@ -188,76 +196,102 @@ def test_figure_of_the_state_is_drawn():
     plt.close(fig)
 
 
-def test_html_version_offers_few_enough_frames():
-    # Each frame costs execution time and page weight (budget: 5 MB per page).
-    assert len(TWO_BLOCKS.settings()) <= 40
-    assert len(BOUNDS.settings()) <= 60
+def test_html_version_offers_every_combination_within_the_frame_budget():
+    # Each frame costs execution time and page weight (budget: 4 MB per page).
+    assert len(TWO_BLOCKS.settings()) == 4 * 2 * 3 * 4 <= 100
+    assert len(BOUNDS.settings()) == len(NORM_PROFILES) * len(LOCAL_COSINE_SETS) <= 100
 
 
-def offered(spec, name):
-    """States of the HTML version as control ``name`` moves alone from the defaults."""
-    control = next(c for c in spec.controls if c.name == name)
-    return [spec.state(**{**spec.defaults(), name: value}) for value in control.values()]
+def every(spec, **fixed):
+    """Every setting the HTML version offers with the ``fixed`` controls, and its state."""
+    for setting in spec.settings():
+        if all(setting[name] == value for name, value in fixed.items()):
+            yield setting, spec.state(**setting)
 
 
-# Chapter 2, "Explore: two blocks": each "try this" sentence, on settings the HTML offers.
+# Chapter 2, "Explore: two blocks": each "try this" sentence, on every setting the HTML
+# version offers.
+def test_ch2_fixing_two_norms_at_one_loses_nothing():
+    # Scaling a whole vector changes no cosine: (x1, x2) = (a, b) gives what (a/b, 1) gives.
+    a, b, c, d = 0.3, 1.7, 2.2, 0.9
+    scaled = blocks_state(x1=a / b, x2=1.0, y1=1.0, y2=d / c, c1=0.4, c2=-0.2)
+    free = blocks_state(x1=a, x2=b, y1=c, y2=d, c1=0.4, c2=-0.2)
+    assert scaled.global_cosine == pytest.approx(free.global_cosine, abs=1e-12)
+    np.testing.assert_allclose(scaled.weights, free.weights, atol=1e-12)
+
+
 def test_ch2_raising_x1_raises_the_global_cosine_while_locals_stay():
-    states = offered(TWO_BLOCKS, "x1")[1:]  # from x1 = 0.1 up (x1 = 0 leaves block 1 undefined)
-    globals_ = [state.global_cosine for state in states]
-    assert all(a < b for a, b in zip(globals_, globals_[1:], strict=False))
-    for state in states:
-        np.testing.assert_allclose(state.local, [0.9, 0.7], atol=1e-12)
+    # d/dx1 of the global cosine has the sign of c1 - x1 y2 c2: at the starting
+    # y2 = 0.2 it climbs for every offered c1 and c2; at y2 = 1 it can fall.
+    for c1 in (0.7, 0.9, 1.0):
+        for c2 in (-1.0, -0.5, -0.3, 0.7):
+            states = sorted(
+                (s for _, s in every(TWO_BLOCKS, y2=0.2, c1=c1, c2=c2)),
+                key=lambda s: s.x_norms[0],
+            )
+            globals_ = [s.global_cosine for s in states]
+            assert all(a < b for a, b in zip(globals_, globals_[1:], strict=False)), (c1, c2)
+            for state in states:
+                np.testing.assert_allclose(state.local, [c1, c2], atol=1e-12)
+    falls = [s.global_cosine for _, s in every(TWO_BLOCKS, y2=1.0, c1=0.7, c2=0.7)]
+    assert falls[-1] < falls[-2]  # x1 from 1 to 2, past c1 / (y2 c2) = 1
 
 
 def test_ch2_equal_local_cosines_shrink_the_interval_to_a_point():
-    assert 0.7 in next(c for c in TWO_BLOCKS.controls if c.name == "c1").values()
-    state = TWO_BLOCKS.state(**{**TWO_BLOCKS.defaults(), "c1": 0.7})
-    lower, upper = state.bounds()
-    assert upper - lower < 1e-12 and state.global_cosine == pytest.approx(lower, abs=1e-12)
+    for _setting, state in every(TWO_BLOCKS, c1=0.7, c2=0.7):
+        lower, upper = state.bounds()
+        assert upper - lower < 1e-12 and state.global_cosine == pytest.approx(lower, abs=1e-12)
 
 
 def test_ch2_moderately_negative_c2_keeps_a_positive_global_cosine():
-    by_c2 = {round(float(s.local[1]), 12): s.global_cosine for s in offered(TWO_BLOCKS, "c2")}
+    start = TWO_BLOCKS.defaults()
+    by_c2 = {
+        setting["c2"]: state.global_cosine
+        for setting, state in every(TWO_BLOCKS, x1=start["x1"], y2=start["y2"], c1=start["c1"])
+    }
     assert by_c2[-0.5] > 0 and by_c2[-0.3] > 0  # block 2 carries little weight
     assert by_c2[-1.0] < 0  # at the extreme it finally turns the sign
 
 
 # Chapter 3, "Explore: move the norm profiles".
 def test_ch3_norms_move_the_interval_not_the_ticks():
-    for name in ("x1", "y1", "x2", "y2", "x3", "y3"):
+    for label, local in LOCAL_COSINE_SETS.items():
         intervals = set()
-        for state in offered(BOUNDS, name):
+        for _setting, state in every(BOUNDS, local=label):
             defined = state.local[~np.isnan(state.local)]
-            assert set(np.round(defined, 12)) <= {0.9, 0.5, -0.3}
+            assert set(np.round(defined, 12)) <= set(local)
             lower, upper = state.bounds()
-            if defined.size == 3:  # a zero norm drops its block (and its tick)
+            if defined.size == 3 and min(local) < 0 < max(local):
                 assert lower <= 0 <= upper  # around zero: the local cosines have both signs
             intervals.add((round(lower, 9), round(upper, 9)))
-        assert len(intervals) > 1
+        assert len(intervals) == len(NORM_PROFILES)
 
 
-def preset(spec, label):
-    return spec.state(**{**spec.defaults(), **spec.presets[label]})
+def test_ch3_block_2_empty_drops_its_block():
+    for _setting, state in every(BOUNDS, profiles="block 2 empty"):
+        assert np.isnan(state.local[1]) and state.weights[1] == 0
 
 
 def test_ch3_equal_norms_give_rho_one_and_the_full_range_of_the_ticks():
-    state = preset(BOUNDS, "equal norms")
-    assert state.profile_cosine == pytest.approx(1.0, abs=1e-12)
-    assert state.bounds() == pytest.approx((-0.3, 0.9), abs=1e-12)
+    for label, local in LOCAL_COSINE_SETS.items():
+        state = bounds_state("equal norms", label)
+        assert state.profile_cosine == pytest.approx(1.0, abs=1e-12)
+        assert state.bounds() == pytest.approx((min(local), max(local)), abs=1e-12)
 
 
 def test_ch3_lengths_in_different_blocks_collapse_the_interval():
-    state = preset(BOUNDS, "x in block 1, y in block 3")
-    lower, upper = state.bounds()
-    default_lower, default_upper = BOUNDS.state(**BOUNDS.defaults()).bounds()
-    assert upper - lower < 0.2 * (default_upper - default_lower)
-    assert abs(lower) < 0.1 and abs(upper) < 0.1
+    for label, local in LOCAL_COSINE_SETS.items():
+        lower, upper = bounds_state("x in block 1, y in block 3", label).bounds()
+        start_lower, start_upper = bounds_state(next(iter(NORM_PROFILES)), label).bounds()
+        assert abs(lower) < 0.1 and abs(upper) < 0.1
+        if min(local) < max(local):
+            assert upper - lower < 0.2 * (start_upper - start_lower)
 
 
 def test_ch3_all_negative_global_stays_above_rho_cmin_but_below_cmax():
     # The corollary: global >= rho * c_min. It does not beat every local cosine
-    # (that needs rho * c_min >= c_max): here it lies below the largest, -0.3.
-    state = preset(BOUNDS, "all negative")
+    # (that needs rho * c_min >= c_max): with the starting norms it lies below -0.3.
+    state = bounds_state(next(iter(NORM_PROFILES)), "−0.9, −0.5, −0.3")
     assert state.global_cosine >= state.profile_cosine * state.local.min() - 1e-12
     assert state.global_cosine < state.local.max()
 
@@ -311,11 +345,11 @@ def test_sign_free_forms_of_the_bounds(data):
         assert s.bounds()[1] >= local.max() - 1e-12
 
 
-def test_ch3_all_negative_preset_has_rho_above_one_third():
+def test_ch3_all_negative_with_starting_norms_has_rho_above_one_third():
     # "The bounds guarantee that it beats them all only when rho c_min >= c_max, here
-    # when rho <= 1/3": the preset's rho is above 1/3, and its global cosine does not
-    # beat -0.3.
-    state = preset(BOUNDS, "all negative")
+    # when rho <= 1/3": with the starting norms rho is above 1/3, and the global cosine
+    # does not beat -0.3.
+    state = bounds_state(next(iter(NORM_PROFILES)), "−0.9, −0.5, −0.3")
     c_min, c_max = state.local.min(), state.local.max()
     assert (c_min, c_max) == pytest.approx((-0.9, -0.3), abs=1e-12)
     assert state.profile_cosine > 1 / 3
@@ -324,7 +358,7 @@ def test_ch3_all_negative_preset_has_rho_above_one_third():
 
 
 def test_ch3_all_negative_lengths_apart_beats_every_local_cosine():
-    state = preset(BOUNDS, "all negative, lengths apart")
+    state = bounds_state("x in block 1, y in block 3", "−0.9, −0.5, −0.3")
     lower, upper = state.bounds()
     assert state.profile_cosine == pytest.approx(0.1, abs=0.005)  # "about 0.1"
     assert state.profile_cosine <= 1 / 3

@@ -17,7 +17,7 @@ def draw_value(state):
     return fig
 
 
-def make_spec(mode="one_at_a_time", **extra):
+def make_spec(**extra):
     return WidgetSpec(
         name="demo",
         title="demo widget",
@@ -28,7 +28,6 @@ def make_spec(mode="one_at_a_time", **extra):
         state=lambda a, b: a * b,
         draw=draw_value,
         readout=lambda state: f"value {state:.2f}",
-        mode=mode,
         **extra,
     )
 
@@ -38,18 +37,16 @@ def frames_of(fragment):
     return json.loads(data.group(1).replace("<\\/", "</"))
 
 
-def test_settings_cover_each_control_from_the_defaults():
-    assert make_spec().settings() == [
-        {"a": 0.0, "b": 1},
-        {"a": 0.5, "b": 1},
-        {"a": 1.0, "b": 1},
-        {"a": 0.0, "b": 2},
-    ]
-    assert len(make_spec("grid").settings()) == 6
+def test_settings_are_every_combination_defaults_first():
+    settings = make_spec().settings()
+    assert settings[0] == {"a": 0.0, "b": 1}
+    assert sorted(map(str, settings)) == sorted(
+        str({"a": a, "b": b}) for a in (0.0, 0.5, 1.0) for b in (1, 2)
+    )
 
 
 def test_static_html_frames_are_what_the_state_function_gives():
-    fragment = static_html(make_spec("grid"))
+    fragment = static_html(make_spec())
     data = frames_of(fragment)
     assert set(data["frames"]) == {f"{i},{j}" for i in range(3) for j in range(2)}
     for key, frame in data["frames"].items():
@@ -63,6 +60,48 @@ def test_static_html_frames_are_what_the_state_function_gives():
 
 def test_static_html_is_deterministic():
     assert static_html(make_spec()) == static_html(make_spec())
+
+
+def test_frames_are_palette_pngs_at_twice_their_display_size():
+    import base64
+    import io
+
+    from PIL import Image
+
+    fragment = static_html(make_spec())
+    width, height = (int(v) for v in re.search(r'width="(\d+)" height="(\d+)"', fragment).groups())
+    assert (width, height) == (160, 80)  # the figure's 2 x 1 inches at 80 pixels per inch
+    for uri in frames_of(fragment)["images"]:
+        image = Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
+        assert image.mode == "P" and image.size == (2 * width, 2 * height)
+
+
+def test_controls_are_described_and_the_readout_is_announced():
+    spec = WidgetSpec(
+        "demo",
+        "demo",
+        [
+            Slider("c1", "c₁", -1, 1, 0.1, 0, static_values=[-1, 0, 1], description="local cosine"),
+            Choice("b", "b", (1, 2), 1, option_labels=("one", "two")),
+        ],
+        state=lambda c1, b: c1 * b,
+        draw=draw_value,
+        readout=lambda state: f"value {state:.2f}",
+    )
+    fragment = static_html(spec)
+    assert 'aria-label="local cosine"' in fragment and 'aria-valuetext="0.00"' in fragment
+    assert 'aria-label="b"' in fragment  # no description: the label
+    assert 'aria-live="polite"' in fragment
+    # A menu shows its value itself: only the slider has an <output> beside it.
+    assert fragment.count('class="lgc-value"') == 1
+
+
+def test_live_widget_carries_the_default_frame_as_png():
+    import base64
+
+    bundle = LiveWidget(make_spec())._repr_mimebundle_()
+    assert base64.b64decode(bundle["image/png"]).startswith(b"\x89PNG")
+    plt.close("all")
 
 
 def test_invalid_settings_show_a_message():
@@ -119,8 +158,8 @@ def test_choice_and_spec_bad_input():
         Choice("b", "b", (1, 2), 3)
     with pytest.raises(ValueError, match="distinct"):
         WidgetSpec("x", "x", [Choice("b", "b", (1,), 1)] * 2, state=None, draw=None)
-    with pytest.raises(ValueError, match="mode"):
-        make_spec(mode="all")
+    with pytest.raises(ValueError, match="columns"):
+        make_spec(columns=0)
 
 
 def test_kernel_widget_redraws_and_live_widget_carries_both_versions():

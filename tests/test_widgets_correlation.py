@@ -34,6 +34,7 @@ from cosine_book.plotting.correlation import (
 from cosine_book.widgets import decomposition_widget, simpson_widget
 from cosine_book.widgets.core import LiveWidget, Slider, static_html
 from cosine_book.widgets.correlation import (
+    B_OFFSETS,
     DECOMPOSITION,
     SIMPSON,
     decomposition_state,
@@ -356,12 +357,10 @@ def test_widget_functions_return_live_widgets_and_refuse_bad_arguments():
         simpson_spec(n_per_group=2)
 
 
-def test_html_versions_offer_few_enough_frames():
-    # Each frame costs execution time and page weight (budget: 5 MB per page, ~40 frames).
-    assert len(DECOMPOSITION.settings()) <= 40
+def test_html_versions_offer_every_combination_within_the_frame_budget():
+    # Each frame costs execution time and page weight (budget: 4 MB per page).
+    assert len(DECOMPOSITION.settings()) == len(B_OFFSETS) * 2**4 <= 100
     assert len(SIMPSON.settings()) == 17
-    for label, values in DECOMPOSITION.presets.items():
-        assert {**DECOMPOSITION.defaults(), **values} in DECOMPOSITION.settings(), label
 
 
 def test_static_html_frames_are_what_the_state_function_gives():
@@ -378,15 +377,16 @@ def test_static_html_frames_are_what_the_state_function_gives():
 
 
 def test_real_frames_draw():
-    # The real drawing functions, on a few settings (one slider with two values each).
+    # The real drawing functions, on a few settings (one slider with two values each,
+    # menus at their defaults).
     for spec, name, values in (
-        (DECOMPOSITION, "x_mean_b", (0.0, 3.0)),
+        (DECOMPOSITION, "spread_a", (0.5, 1.0)),
         (SIMPSON, "y_gap", (-3.0,)),
     ):
         controls = [
             dataclasses.replace(c, static_values=values if c.name == name else (c.default,))
             if isinstance(c, Slider)
-            else c
+            else dataclasses.replace(c, options=(c.default,))
             for c in spec.controls
         ]
         small = dataclasses.replace(spec, controls=controls, presets={})
@@ -400,7 +400,7 @@ def test_real_frames_draw():
 
 def test_figures_show_zero_as_zero():
     # A between part of -1e-17 (equal means, to rounding) reads 0.00, not -0.00.
-    state = preset(DECOMPOSITION, "equal means")
+    state = DECOMPOSITION.state(**{**DECOMPOSITION.defaults(), "offset": "equal means"})
     fig, ax = plt.subplots()
     draw_decomposition(ax, state.result)
     assert "-0.00" not in [text.get_text() for text in ax.texts]
@@ -420,61 +420,73 @@ def test_simpson_figure_marks_the_current_offset():
 
 # --- chapter 4, "Explore: two groups": each "try this" sentence ------------------
 
-PULL_APART = ["equal means", "B at (1, 0.5)", "B at (2, −0.5)", "B at (3, −1.5): start"]
+PULL_APART = ["equal means", "(+1, −1)", "(+2, −2)", "(+3, −3): start"]
+START_R = {"r_a": 0.8, "r_b": 0.5}
+
+
+def ch4(offset, spread_a=1.0, spread_b=1.0, r_a=0.8, r_b=0.5):
+    return DECOMPOSITION.state(
+        offset=offset, spread_a=spread_a, spread_b=spread_b, r_a=r_a, r_b=r_b
+    ).result
 
 
 def test_ch4_start_is_two_positive_groups_with_a_negative_pooled_r():
     result = DECOMPOSITION.state(**DECOMPOSITION.defaults()).result
     assert (result.within > 0).all() and result.pooled < 0
+    np.testing.assert_allclose(result.x_means, [0.0, 3.0], atol=1e-12)
+    np.testing.assert_allclose(result.y_means, [1.5, -1.5], atol=1e-12)
+    assert result.counts.tolist() == [60, 60]
 
 
 def test_ch4_equal_means_leave_the_pooled_r_inside_the_range_of_the_group_rs():
-    result = preset(DECOMPOSITION, "equal means").result
-    within_part, between_part = result.parts()
-    assert abs(between_part) < 1e-12
-    assert result.within.min() <= result.pooled <= result.within.max()
-    assert result.within.min() < result.within.max()  # a real range, not a point
-    # Both variables of a group share one spread, so the weights add up to one.
-    assert result.within_weights().sum() == pytest.approx(1.0, abs=1e-12)
+    for spread_a in (0.5, 1.0):
+        for spread_b in (0.5, 1.0):
+            result = ch4("equal means", spread_a, spread_b)
+            within_part, between_part = result.parts()
+            assert abs(between_part) < 1e-12
+            assert result.within.min() <= result.pooled <= result.within.max()
+            assert result.within.min() < result.within.max()  # a real range, not a point
+            # Both variables of a group share one spread, so the weights add up to one.
+            assert result.within_weights().sum() == pytest.approx(1.0, abs=1e-12)
 
 
 def test_ch4_pulling_apart_along_a_falling_line_drags_the_pooled_r_below_zero():
-    specs = [{**DECOMPOSITION.defaults(), **DECOMPOSITION.presets[label]} for label in PULL_APART]
-    # The means of B lie on one line of slope -1 through the mean of A, further and further out.
-    for setting in specs:
-        assert (setting["x_mean_a"], setting["y_mean_a"]) == (0.0, 1.5)
-        assert setting["y_mean_b"] - 1.5 == -(setting["x_mean_b"] - 0.0)
-    results = [DECOMPOSITION.state(**setting).result for setting in specs]
-    between = [result.parts()[1] for result in results]
-    pooled = [result.pooled for result in results]
-    assert all(a > b for a, b in zip(between, between[1:], strict=False))
-    assert all(a > b for a, b in zip(pooled, pooled[1:], strict=False))
-    assert pooled[0] > 0 and pooled[-1] < 0
-    for result in results:
-        np.testing.assert_allclose(result.within, [0.8, 0.5], atol=1e-12)
+    for spread_a in (0.5, 1.0):
+        for spread_b in (0.5, 1.0):
+            results = [ch4(offset, spread_a, spread_b) for offset in PULL_APART]
+            for result in results:
+                dx, dy = np.diff(result.x_means)[0], np.diff(result.y_means)[0]
+                assert dy == pytest.approx(-dx, abs=1e-12)  # a line of slope -1
+                np.testing.assert_allclose(result.within, [0.8, 0.5], atol=1e-12)
+            between = [result.parts()[1] for result in results]
+            pooled = [result.pooled for result in results]
+            assert all(a > b for a, b in zip(between, between[1:], strict=False))
+            assert all(a > b for a, b in zip(pooled, pooled[1:], strict=False))
+            assert pooled[0] > 0 and pooled[-1] < 0
 
 
 def test_ch4_smaller_spreads_let_the_between_part_win_sooner():
-    wide = preset(DECOMPOSITION, "B at (1, 0.5)").result
-    narrow = preset(DECOMPOSITION, "small spreads, B at (1, 0.5)").result
+    wide, narrow = ch4("(+1, −1)"), ch4("(+1, −1)", 0.5, 0.5)
     np.testing.assert_allclose(narrow.x_means, wide.x_means, atol=1e-12)
     assert wide.pooled > 0 > narrow.pooled  # same gap: only the narrow groups flip
     assert narrow.between_shares()[0] > wide.between_shares()[0]
-    # One slider at a time from the start: shrinking either spread lowers the pooled r.
-    for name in ("spread_a", "spread_b"):
-        pooled = [state.result.pooled for _, state in offered(DECOMPOSITION, name)]
-        assert all(a < b for a, b in zip(pooled, pooled[1:], strict=False))
+    # With the starting r's, shrinking either spread alone lowers the pooled r at every
+    # offset along the falling line.
+    for offset in PULL_APART[1:]:
+        for other in (0.5, 1.0):
+            assert ch4(offset, 0.5, other).pooled < ch4(offset, 1.0, other).pooled
+            assert ch4(offset, other, 0.5).pooled < ch4(offset, other, 1.0).pooled
 
 
 def test_ch4_mirror_image_with_r_minus_one_and_rising_means():
-    equal = preset(DECOMPOSITION, "r = −1, equal means").result
-    assert equal.pooled == pytest.approx(-1.0, abs=1e-12)
-    assert abs(equal.parts()[1]) < 1e-12
-    rising = preset(DECOMPOSITION, "r = −1, means rising").result
-    np.testing.assert_allclose(rising.within, [-1.0, -1.0], atol=1e-12)
-    slope = (rising.y_means[1] - rising.y_means[0]) / (rising.x_means[1] - rising.x_means[0])
-    assert slope > 0
-    assert rising.parts()[1] > 0 and rising.pooled > 0
+    for spread_a in (0.5, 1.0):
+        for spread_b in (0.5, 1.0):
+            for offset in PULL_APART:
+                result = ch4(offset, spread_a, spread_b, -1.0, -1.0)
+                assert result.pooled == pytest.approx(-1.0, abs=1e-12)
+            rising = ch4("(+3, +3)", spread_a, spread_b, -1.0, -1.0)
+            np.testing.assert_allclose(rising.within, [-1.0, -1.0], atol=1e-12)
+            assert rising.parts()[1] > 0 and rising.pooled > 0
 
 
 # --- chapter 5, "Explore: move one group": each "try this" sentence --------------

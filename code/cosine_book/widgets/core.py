@@ -15,10 +15,13 @@ readout. Two front ends show what these compute:
 
 :class:`LiveWidget` carries both in one output: JupyterLab renders the live
 ipywidget, and the book (``nb_mime_priority_overrides`` in ``_config.yml``) renders
-the ``text/html`` version. With many controls the HTML version moves one control
-at a time away from the defaults (``mode="one_at_a_time"``); with one or two it
-offers every combination (``mode="grid"``). Named presets set every control at
-once, so the chapter text can refer to them.
+the ``text/html`` version, and the PDF and notebook viewers without a kernel
+(GitHub, VS Code) the ``image/png`` of the default setting. The HTML version offers
+every combination of the controls' values, so that moving one control never resets
+another; a widget keeps its grid small by offering few values per control.
+Named presets set every control at once, so the chapter text can refer to them.
+Frames are drawn at twice their display size (sharp on high-density screens) and
+stored as palette PNG.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import itertools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -39,8 +42,10 @@ from cosine_book._validation import as_float_scalar
 
 __all__ = ["Choice", "LiveWidget", "Slider", "WidgetSpec", "kernel_widget", "static_html"]
 
-#: Resolution of the frames of the HTML version (dots per inch of the figure size).
+#: Display resolution of the frames of the HTML version (CSS pixels per inch of the
+#: figure size); they are drawn at ``FRAME_SCALE`` times as many pixels.
 FRAME_DPI = 80
+FRAME_SCALE = 2
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,8 @@ class Slider:
         from ``minimum`` to ``maximum`` plus ``default``.
     readout_format : str
         Format of the value shown beside the control.
+    description : str, optional
+        What the control sets, in words, for screen readers (default: ``label``).
 
     Examples
     --------
@@ -75,6 +82,7 @@ class Slider:
     default: float
     static_values: Sequence[float] | None = None
     readout_format: str = ".2f"
+    description: str | None = None
 
     def __post_init__(self) -> None:
         low = as_float_scalar(self.minimum, f"{self.name}: minimum")
@@ -113,6 +121,8 @@ class Choice:
         One of ``options``.
     option_labels : sequence of str, optional
         How each option is shown (default: ``str(option)``).
+    description : str, optional
+        What the control sets, in words, for screen readers (default: ``label``).
 
     Examples
     --------
@@ -125,6 +135,7 @@ class Choice:
     options: Sequence[Any]
     default: Any
     option_labels: Sequence[str] | None = None
+    description: str | None = None
 
     def __post_init__(self) -> None:
         if self.default not in tuple(self.options):
@@ -163,12 +174,11 @@ class WidgetSpec:
         ``draw(state)``: a new Matplotlib figure showing the state.
     readout : callable, optional
         ``readout(state)``: one line of plain text under the figure.
-    mode : {"one_at_a_time", "grid"}
-        How the HTML version covers the controls: every combination of their
-        values (``"grid"``), or each control moved alone from the defaults.
     presets : mapping of str to mapping, optional
         Named settings (label -> {control name: value}) offered as buttons in
         both versions; each must use values the HTML version offers.
+    columns : int
+        Controls per row (chapter 3: one row per block).
     """
 
     name: str
@@ -177,15 +187,15 @@ class WidgetSpec:
     state: Callable[..., Any]
     draw: Callable[[Any], Any]
     readout: Callable[[Any], str] | None = None
-    mode: Literal["one_at_a_time", "grid"] = "one_at_a_time"
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    columns: int = 3
 
     def __post_init__(self) -> None:
         names = [control.name for control in self.controls]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.name}: control names must be distinct; got {names}")
-        if self.mode not in ("one_at_a_time", "grid"):
-            raise ValueError(f"mode must be 'one_at_a_time' or 'grid'; got {self.mode!r}")
+        if not isinstance(self.columns, int) or self.columns < 1:
+            raise ValueError(f"columns must be a positive integer; got {self.columns!r}")
         for label, preset in self.presets.items():
             unknown = set(preset) - set(names)
             if unknown:
@@ -203,7 +213,7 @@ class WidgetSpec:
         return {control.name: control.default for control in self.controls}
 
     def settings(self) -> list[dict[str, Any]]:
-        """The control settings the HTML version shows, in a fixed order.
+        """Every combination of the values the HTML version offers, defaults first.
 
         Examples
         --------
@@ -213,18 +223,11 @@ class WidgetSpec:
         ...      Slider("b", "b", 0, 1, 0.5, 1, static_values=[0, 1])],
         ...     state=lambda a, b: a + b, draw=None)
         >>> spec.settings()
-        [{'a': 0.0, 'b': 1.0}, {'a': 1.0, 'b': 1.0}, {'a': 0.0, 'b': 0.0}]
+        [{'a': 0.0, 'b': 1.0}, {'a': 0.0, 'b': 0.0}, {'a': 1.0, 'b': 0.0}, {'a': 1.0, 'b': 1.0}]
         """
         defaults = self.defaults()
-        if self.mode == "grid":
-            grid = itertools.product(*(control.values() for control in self.controls))
-            found = [dict(zip(defaults, combination, strict=True)) for combination in grid]
-        else:
-            found = [defaults]
-            for control in self.controls:
-                for value in control.values():
-                    found.append({**defaults, control.name: value})
-        found += [{**defaults, **preset} for preset in self.presets.values()]
+        grid = itertools.product(*(control.values() for control in self.controls))
+        found = [defaults, *(dict(zip(defaults, values, strict=True)) for values in grid)]
         unique: list[dict[str, Any]] = []
         for setting in found:
             normal = {
@@ -278,14 +281,30 @@ def _figure_png(figure: Any, dpi: float = FRAME_DPI, *, fast: bool = False) -> b
     return buffer.getvalue()
 
 
+def _frame(figure: Any) -> tuple[bytes, int, int]:
+    """A frame of the HTML version: palette PNG at ``FRAME_SCALE`` times its display size.
+
+    Returns the PNG and the display width and height in CSS pixels. 256 colours,
+    chosen from the image without dithering, keep text and lines crisp at about a
+    third of a full-colour PNG's size.
+    """
+    from PIL import Image
+
+    width, height = (round(size * FRAME_DPI) for size in figure.get_size_inches())
+    rgba = Image.open(io.BytesIO(_figure_png(figure, FRAME_DPI * FRAME_SCALE)))
+    palette = rgba.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT, dither=0)
+    buffer = io.BytesIO()
+    palette.save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue(), width, height
+
+
 def _indices(spec: WidgetSpec, setting: Mapping[str, Any]) -> str:
     """Frame key: the index of each control's value among the values it offers."""
     return ",".join(str(control.values().index(setting[control.name])) for control in spec.controls)
 
 
 # Inline script of the HTML version: controls hold indices into each control's values;
-# moving one control looks up the frame of the new setting (in one-at-a-time mode the
-# other controls return to their defaults first, so that a frame always exists).
+# moving one control looks up the frame of the new setting (every combination has one).
 _SCRIPT = """(function () {
   var root = document.getElementById(%(id)s);
   var data = JSON.parse(root.querySelector("script.lgc-frames").textContent);
@@ -301,7 +320,9 @@ _SCRIPT = """(function () {
     image.alt = data.alt + " (" + frame.label + ")";
     readout.textContent = frame.readout;
     Array.prototype.forEach.call(controls, function (c, i) {
-      root.querySelectorAll(".lgc-value")[i].textContent = data.labels[i][c.value];
+      var value = root.querySelector('.lgc-value[data-control="' + i + '"]');
+      if (value) value.textContent = data.labels[i][c.value];
+      if (c.type === "range") c.setAttribute("aria-valuetext", data.labels[i][c.value]);
     });
     root.setAttribute("data-frame", key());
   }
@@ -309,16 +330,8 @@ _SCRIPT = """(function () {
     Array.prototype.forEach.call(controls, function (c, i) { c.value = indices[i]; });
     show();
   }
-  Array.prototype.forEach.call(controls, function (control, i) {
-    control.addEventListener("input", function () {
-      if (data.mode === "one_at_a_time" && !(key() in data.frames)) {
-        var indices = data.defaults.slice();
-        indices[i] = control.value;
-        setAll(indices);
-      } else {
-        show();
-      }
-    });
+  Array.prototype.forEach.call(controls, function (control) {
+    control.addEventListener("input", show);
   });
   Array.prototype.forEach.call(root.querySelectorAll(".lgc-preset"), function (button) {
     button.addEventListener("click", function () {
@@ -328,12 +341,67 @@ _SCRIPT = """(function () {
 })();"""
 
 
+# The widget's own style: the theme's colours (light and dark), one row of
+# ``--lgc-columns`` controls, slider handles large enough for a finger on touch screens.
+_STYLE = (
+    "<style>.lgc-widget{border:1px solid var(--pst-color-border,#ddd);border-radius:6px;"
+    "padding:.6em;margin:1em 0;background:var(--pst-color-surface,transparent);"
+    "color:var(--pst-color-text-base,inherit)}"
+    ".lgc-controls{display:grid;grid-template-columns:repeat(var(--lgc-columns),"
+    "minmax(0,1fr));gap:.3em 1.2em}"
+    "@media (max-width:600px){.lgc-controls{grid-template-columns:minmax(0,1fr)}}"
+    ".lgc-row{display:flex;align-items:center;gap:.4em;font-size:.9em;min-width:0}"
+    ".lgc-label{min-width:3.5em}.lgc-value{min-width:3em;font-family:monospace}"
+    ".lgc-control{flex:1 1 auto;min-width:0;accent-color:var(--pst-color-primary,auto)}"
+    "select.lgc-control{background:var(--pst-color-background,#fff);"
+    "color:var(--pst-color-text-base,#000);border:1px solid var(--pst-color-border,#999)}"
+    "@media (pointer:coarse){input.lgc-control{height:2em}"
+    "input.lgc-control::-webkit-slider-thumb{width:1.6em;height:1.6em}"
+    "input.lgc-control::-moz-range-thumb{width:1.6em;height:1.6em}}"
+    ".lgc-frame{max-width:100%;height:auto;display:block;margin-top:.5em;background:#fff}"
+    ".lgc-readout{font-family:monospace;font-size:.85em;white-space:pre-wrap}"
+    ".lgc-preset{margin:.3em .4em 0 0;color:var(--pst-color-text-base,inherit);"
+    "background:var(--pst-color-background,#fff);border:1px solid var(--pst-color-border,#999);"
+    "border-radius:4px;padding:.15em .5em}</style>"
+)
+
+
+def _control_html(control: Control, position: int, default: Any) -> str:
+    """One labelled control; a slider shows its value beside it, a menu is its own label."""
+    values = control.values()
+    index = values.index(default)
+    name = html.escape(control.name)
+    described = html.escape(control.description or control.label)
+    if isinstance(control, Slider):
+        widget = (
+            f'<input type="range" class="lgc-control" name="{name}" min="0" '
+            f'max="{len(values) - 1}" step="1" value="{index}" aria-label="{described}" '
+            f'aria-valuetext="{html.escape(control.show(default))}">'
+            f'<output class="lgc-value" data-control="{position}">'
+            f"{html.escape(control.show(default))}</output>"
+        )
+    else:
+        options = "".join(
+            f'<option value="{i}"{" selected" if i == index else ""}>'
+            f"{html.escape(control.show(v))}</option>"
+            for i, v in enumerate(values)
+        )
+        widget = (
+            f'<select class="lgc-control" name="{name}" aria-label="{described}">{options}</select>'
+        )
+    return (
+        f'<label class="lgc-row"><span class="lgc-label">{html.escape(control.label)}</span>'
+        f"{widget}</label>"
+    )
+
+
 def static_html(spec: WidgetSpec) -> str:
     """The kernel-free HTML version of a widget: frames plus a few lines of inline JavaScript.
 
     Every frame is what ``spec.draw(spec.state(**setting))`` draws for a setting of
-    :meth:`WidgetSpec.settings`, as an inline PNG; identical frames are stored once.
-    The element ids derive from the content, so the output is the same on every run.
+    :meth:`WidgetSpec.settings`, as an inline palette PNG at twice its display size;
+    identical frames are stored once. The element ids derive from the content, so
+    the output is the same on every run.
 
     Parameters
     ----------
@@ -342,16 +410,20 @@ def static_html(spec: WidgetSpec) -> str:
     Returns
     -------
     str
-        One ``<div class="lgc-widget">`` with its controls, image, readout, frame
-        data (``<script type="application/json" class="lgc-frames">``) and script.
+        One ``<div class="lgc-widget">`` with its controls, image, readout (announced
+        to screen readers as it changes), frame data
+        (``<script type="application/json" class="lgc-frames">``) and script.
     """
-    settings = spec.settings()
     images: list[str] = []
     image_index: dict[str, int] = {}
     frames: dict[str, dict[str, Any]] = {}
-    for setting in settings:
+    size = (0, 0)
+    for setting in spec.settings():
         _, figure, readout = spec.evaluate(**setting)
-        encoded = "data:image/png;base64," + base64.b64encode(_figure_png(figure)).decode()
+        png, width, height = _frame(figure)
+        if not frames:
+            size = (width, height)  # the default setting comes first
+        encoded = "data:image/png;base64," + base64.b64encode(png).decode()
         if encoded not in image_index:
             image_index[encoded] = len(images)
             images.append(encoded)
@@ -364,75 +436,41 @@ def static_html(spec: WidgetSpec) -> str:
     defaults = spec.defaults()
     default_key = _indices(spec, defaults)
     payload = {
-        "mode": spec.mode,
         "alt": spec.title,
-        "defaults": default_key.split(","),
         "labels": [[c.show(v) for v in c.values()] for c in spec.controls],
         "frames": frames,
         "images": images,
     }
     digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
     element_id = f"lgc-{spec.name}-{digest}"
-    rows = []
-    for control in spec.controls:
-        values = control.values()
-        index = values.index(defaults[control.name])
-        if isinstance(control, Slider):
-            widget = (
-                f'<input type="range" class="lgc-control" name="{html.escape(control.name)}" '
-                f'min="0" max="{len(values) - 1}" step="1" value="{index}" '
-                f'aria-label="{html.escape(control.label)}">'
-            )
-        else:
-            options = "".join(
-                f'<option value="{i}"{" selected" if i == index else ""}>'
-                f"{html.escape(control.show(v))}</option>"
-                for i, v in enumerate(values)
-            )
-            widget = (
-                f'<select class="lgc-control" name="{html.escape(control.name)}" '
-                f'aria-label="{html.escape(control.label)}">{options}</select>'
-            )
-        rows.append(
-            f'<label class="lgc-row"><span class="lgc-label">{html.escape(control.label)}</span>'
-            f'{widget}<output class="lgc-value">{html.escape(control.show(defaults[control.name]))}'
-            "</output></label>"
-        )
+    rows = "".join(
+        _control_html(control, i, defaults[control.name]) for i, control in enumerate(spec.controls)
+    )
     presets = "".join(
         f'<button type="button" class="lgc-preset" '
         f'data-key="{_indices(spec, {**defaults, **preset})}">{html.escape(label)}</button>'
         for label, preset in spec.presets.items()
     )
     first = frames[default_key]
-    note = (
-        "In this page, one control moves at a time from the defaults; "
-        "run the notebook for every combination."
-        if spec.mode == "one_at_a_time" and len(spec.controls) > 1
-        else ""
-    )
-    style = (
-        "<style>.lgc-widget{border:1px solid #ddd;border-radius:6px;padding:.6em;margin:1em 0}"
-        ".lgc-controls{display:flex;flex-wrap:wrap;gap:.3em 1.2em}"
-        ".lgc-row{display:flex;align-items:center;gap:.4em;font-size:.9em}"
-        ".lgc-label{min-width:4.5em}.lgc-value{min-width:3.5em;font-family:monospace}"
-        ".lgc-frame{max-width:100%;height:auto;display:block;margin-top:.5em}"
-        ".lgc-readout{font-family:monospace;font-size:.85em;white-space:pre-wrap}"
-        ".lgc-note{font-size:.8em;color:#555}.lgc-preset{margin:.3em .4em 0 0}</style>"
-    )
     data = json.dumps(payload, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
     return (
         f'<div class="lgc-widget" data-widget="{html.escape(spec.name)}" id="{element_id}" '
-        f'data-frame="{default_key}">{style}'
+        f'data-frame="{default_key}" style="--lgc-columns:{spec.columns}">{_STYLE}'
         f'<div class="lgc-title"><b>{html.escape(spec.title)}</b></div>'
-        f'<div class="lgc-controls">{"".join(rows)}</div>'
+        f'<div class="lgc-controls">{rows}</div>'
         + (f'<div class="lgc-presets">{presets}</div>' if presets else "")
-        + f'<img class="lgc-frame" src="{images[first["image"]]}" '
-        f'alt="{html.escape(spec.title)} ({html.escape(first["label"])})">'
-        f'<div class="lgc-readout">{html.escape(first["readout"])}</div>'
-        + (f'<div class="lgc-note">{note}</div>' if note else "")
-        + f'<script type="application/json" class="lgc-frames">{data}</script>'
+        + f'<img class="lgc-frame" src="{images[first["image"]]}" width="{size[0]}" '
+        f'height="{size[1]}" alt="{html.escape(spec.title)} ({html.escape(first["label"])})">'
+        f'<div class="lgc-readout" aria-live="polite">{html.escape(first["readout"])}</div>'
+        f'<script type="application/json" class="lgc-frames">{data}</script>'
         f"<script>{_SCRIPT % {'id': json.dumps(element_id)}}</script></div>"
     )
+
+
+def default_frame_png(spec: WidgetSpec) -> bytes:
+    """The default setting's frame as a full-colour PNG (for the PDF and notebook viewers)."""
+    _, figure, _ = spec.evaluate(**spec.defaults())
+    return _figure_png(figure, FRAME_DPI * FRAME_SCALE)
 
 
 def kernel_widget(spec: WidgetSpec) -> Any:
@@ -501,7 +539,8 @@ def kernel_widget(spec: WidgetSpec) -> Any:
         buttons.append(button)
     redraw()
     controls = widgets.GridBox(
-        list(inputs.values()), layout=widgets.Layout(grid_template_columns="repeat(3, 270px)")
+        list(inputs.values()),
+        layout=widgets.Layout(grid_template_columns=f"repeat({spec.columns}, 270px)"),
     )
     parts = [widgets.HTML(f"<b>{html.escape(spec.title)}</b>"), controls]
     if buttons:
@@ -530,6 +569,7 @@ class LiveWidget:
         bundle = self.widget._repr_mimebundle_()
         data = dict(bundle[0]) if isinstance(bundle, tuple) else dict(bundle)
         data["text/html"] = static_html(self.spec)
+        data["image/png"] = base64.b64encode(default_frame_png(self.spec)).decode()
         data["text/plain"] = f"<{self.spec.title}: interactive widget>"
         return data
 

@@ -9,8 +9,8 @@ state function and a drawing function.
   (:func:`cosine_book.correlation.two_group_sample`) and splits their pooled
   ``r`` (:func:`cosine_book.correlation.grouped_correlation`); the figure is
   :func:`cosine_book.plotting.correlation.decomposition_figure`. The HTML
-  version moves one slider at a time from the defaults, and its presets set the
-  combinations the chapter asks the reader to try.
+  version offers every combination of B's offset from A, the spreads and the
+  group ``r``'s.
 - :func:`simpson_spec` (chapter 5): move group B up or down
   (:func:`simpson_state`, :func:`cosine_book.correlation.offset_sweep`); the
   pooled ``r`` changes sign while the group ``r``'s do not. The figure is
@@ -34,13 +34,15 @@ from cosine_book.correlation import (
     two_group_sample,
 )
 from cosine_book.plotting.correlation import decomposition_figure, simpson_figure
-from cosine_book.widgets.core import LiveWidget, Slider, WidgetSpec
+from cosine_book.widgets.core import Choice, LiveWidget, Slider, WidgetSpec
 
 __all__ = [
+    "B_OFFSETS",
     "DECOMPOSITION",
     "SIMPSON",
     "DecompositionState",
     "SimpsonState",
+    "decomposition_spec_state",
     "decomposition_state",
     "decomposition_widget",
     "simpson_spec",
@@ -116,44 +118,76 @@ def _draw_decomposition(state: DecompositionState) -> Figure:
     )
 
 
-_MEANS = (-4.0, -2.0, 0.0, 3.0)
-_SPREADS = (0.25, 0.5, 1.0, 2.0)
+#: Where group B sits relative to group A (at (0, 1.5)): along a line of slope -1 from
+#: equal means to the start, or up a line of slope +1.
+B_OFFSETS = {
+    "equal means": (0.0, 0.0),
+    "(+1, −1)": (1.0, -1.0),
+    "(+2, −2)": (2.0, -2.0),
+    "(+3, −3): start": (3.0, -3.0),
+    "(+3, +3)": (3.0, 3.0),
+}
+_A_MEAN = (0.0, 1.5)
 
-#: Chapter 4, A at (0, 1.5) and B at (3, -1.5), on a line of slope -1; presets
-#: for what the chapter asks the reader to try.
+
+def decomposition_spec_state(
+    offset: str, spread_a: float, spread_b: float, r_a: float, r_b: float
+) -> DecompositionState:
+    """Chapter 4's widget: equal groups, A at (0, 1.5), B at the named offset from A."""
+    dx, dy = B_OFFSETS[offset]
+    x_a, y_a = _A_MEAN
+    return decomposition_state(0.5, x_a, y_a, spread_a, r_a, x_a + dx, y_a + dy, spread_b, r_b)
+
+
+def _spread(group: str) -> Slider:
+    return Slider(
+        f"spread_{group.lower()}",
+        f"{group}: spread",
+        0.1,
+        3.0,
+        0.05,
+        1.0,
+        static_values=(0.5, 1.0),
+        description=f"standard deviation of x and of y within group {group}",
+    )
+
+
+def _within(group: str, default: float) -> Slider:
+    return Slider(
+        f"r_{group.lower()}",
+        f"{group}: r",
+        -1.0,
+        1.0,
+        0.05,
+        default,
+        static_values=(-1.0, default),
+        description=f"correlation within group {group}",
+    )
+
+
+#: Chapter 4: two groups of 60 points, A at (0, 1.5) and B three units right and three
+#: down; every combination of B's offset, the two spreads and the two group r's
+#: (80 settings).
 DECOMPOSITION = WidgetSpec(
     name="two-groups",
     title="Two groups: pooled r = within part + between part",
     controls=[
-        Slider("share_a", "share of A", 0.1, 0.9, 0.05, 0.5, static_values=(0.1, 0.3, 0.5, 0.9)),
-        Slider("x_mean_a", "A: mean x", -4.0, 4.0, 0.05, 0.0, static_values=_MEANS),
-        Slider("y_mean_a", "A: mean y", -4.0, 4.0, 0.05, 1.5, static_values=(-4, -1.5, 1.5, 4)),
-        Slider("spread_a", "A: spread", 0.1, 3.0, 0.05, 1.0, static_values=_SPREADS),
-        Slider("r_a", "A: r", -1.0, 1.0, 0.05, 0.8, static_values=(-1.0, 0.0, 0.8, 1.0)),
-        Slider("x_mean_b", "B: mean x", -4.0, 4.0, 0.05, 3.0, static_values=(0, 1, 2, 3, 4)),
-        Slider(
-            "y_mean_b", "B: mean y", -4.0, 4.0, 0.05, -1.5, static_values=(-4, -1.5, -0.5, 0.5, 1.5)
+        Choice(
+            "offset",
+            "B − A",
+            tuple(B_OFFSETS),
+            "(+3, −3): start",
+            description="offset of group B's means from group A's",
         ),
-        Slider("spread_b", "B: spread", 0.1, 3.0, 0.05, 1.0, static_values=_SPREADS),
-        Slider("r_b", "B: r", -1.0, 1.0, 0.05, 0.5, static_values=(-1.0, 0.0, 0.5, 1.0)),
+        _spread("A"),
+        _spread("B"),
+        _within("A", 0.8),
+        _within("B", 0.5),
     ],
-    state=decomposition_state,
+    state=decomposition_spec_state,
     draw=_draw_decomposition,
     readout=_decomposition_readout,
-    presets={
-        "equal means": {"x_mean_b": 0.0, "y_mean_b": 1.5},
-        "B at (1, 0.5)": {"x_mean_b": 1.0, "y_mean_b": 0.5},
-        "B at (2, −0.5)": {"x_mean_b": 2.0, "y_mean_b": -0.5},
-        "B at (3, −1.5): start": {},
-        "small spreads, B at (1, 0.5)": {
-            "x_mean_b": 1.0,
-            "y_mean_b": 0.5,
-            "spread_a": 0.5,
-            "spread_b": 0.5,
-        },
-        "r = −1, equal means": {"r_a": -1.0, "r_b": -1.0, "x_mean_b": 0.0, "y_mean_b": 1.5},
-        "r = −1, means rising": {"r_a": -1.0, "r_b": -1.0, "y_mean_a": -1.5, "y_mean_b": 1.5},
-    },
+    columns=1,
 )
 
 
@@ -274,7 +308,6 @@ def simpson_spec(
         state=state,
         draw=_draw_simpson,
         readout=_simpson_readout,
-        mode="grid",
     )
 
 

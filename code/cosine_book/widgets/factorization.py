@@ -116,7 +116,7 @@ def rescaling_spec(state: RescalingState, lam: float = 1e4, alpha: float = 0.0) 
 
     return WidgetSpec(
         name="rescaling",
-        title="Objective 1: cosines of B_D = V_k diag(f)^(1/2 − α)",
+        title="Objective 1: item–item cosines as α rescales the latent dimensions",
         controls=[
             Slider(
                 "log_lam",
@@ -127,13 +127,22 @@ def rescaling_spec(state: RescalingState, lam: float = 1e4, alpha: float = 0.0) 
                 start,
                 static_values=_LOG_LAMS,
                 readout_format=".1f",
+                description="log₁₀ of the regularisation strength λ",
             ),
-            Slider("alpha", "α", -1.0, 1.0, 0.05, alpha, static_values=_ALPHAS),
+            Slider(
+                "alpha",
+                "α",
+                -1.0,
+                1.0,
+                0.05,
+                alpha,
+                static_values=_ALPHAS,
+                description="exponent α of the rescaling D = diag(f)^α",
+            ),
         ],
         state=state_function,
         draw=rescaling_figure,
         readout=rescaling_readout,
-        mode="grid",
     )
 
 

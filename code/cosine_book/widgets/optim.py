@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,9 +159,9 @@ def _threshold_label(threshold: float | None) -> str:
     return OFF if threshold is None else f"{threshold:g}"
 
 
-def _static_steps(n_steps: int, initial: int, every: int) -> list[int]:
-    """Every ``every``-th step from 0, the last step and the initial one."""
-    return sorted({*range(0, n_steps, every), n_steps - 1, initial})
+def _static_steps(n_steps: int, initial: int, every: int, extra: Sequence[int] = ()) -> list[int]:
+    """Every ``every``-th step from 0, the last step, the initial one and ``extra``."""
+    return sorted({*range(0, n_steps, every), n_steps - 1, initial, *extra} & set(range(n_steps)))
 
 
 def truncation_spec(
@@ -169,7 +169,7 @@ def truncation_spec(
     *,
     initial: RunKey | None = None,
     step: int | None = None,
-    every: int = 10,
+    every: int = 50,
     presets: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> WidgetSpec:
     """The chapter 1 widget's spec: optimizer and threshold menus and a step slider.
@@ -185,8 +185,8 @@ def truncation_spec(
     step : int, optional
         Initial step (default: the middle of the run).
     every : int
-        The HTML version offers every ``every``-th step from 0, the last step and
-        ``step``; the kernel slider offers every step.
+        The HTML version offers every ``every``-th step from 0, the last step,
+        ``step`` and the presets' steps; the kernel slider offers every step.
     presets : mapping, optional
         Named settings (label -> {"optimizer", "threshold", "step"}); the threshold
         ``"off"`` selects the run without truncation. By default the chapter's
@@ -195,7 +195,7 @@ def truncation_spec(
     Returns
     -------
     WidgetSpec
-        The HTML version moves one control at a time from ``initial`` and ``step``.
+        The HTML version offers every combination of optimizer, threshold and step.
 
     Raises
     ------
@@ -214,11 +214,11 @@ def truncation_spec(
     >>> optimizers = {"Adam": Adam(0.05)}
     >>> runs = run_grid(data, (None, 0.9), optimizers=optimizers, steps=25)
     >>> presets = {"no truncation": {"threshold": "off"}}
-    >>> spec = truncation_spec(runs, step=12, presets=presets)
+    >>> spec = truncation_spec(runs, step=12, every=10, presets=presets)
     >>> spec.controls[2].values()
     (0.0, 10.0, 12.0, 20.0, 24.0)
-    >>> len(spec.settings())
-    6
+    >>> len(spec.settings())  # 1 optimizer x 2 thresholds x 5 steps
+    10
     """
     if not isinstance(runs, Mapping) or not runs:
         raise ValueError("runs is empty; expected runs from cosine_book.optim.run_grid")
@@ -236,7 +236,9 @@ def truncation_spec(
     if first_step >= n_steps:
         raise ValueError(f"step must be below the runs' {n_steps} steps; got {first_step}")
     every = as_int_scalar(every, "every", minimum=1)
-    steps = _static_steps(n_steps, first_step, every)
+    chosen = CHAPTER_PRESETS if presets is None else presets
+    preset_steps = [int(p["step"]) for p in chosen.values() if "step" in p]
+    steps = _static_steps(n_steps, first_step, every, preset_steps)
     controls = [
         Choice("optimizer", "optimizer", tuple(names), first_name),
         Choice(
@@ -245,6 +247,7 @@ def truncation_spec(
             tuple(_threshold_label(t) if t is None else t for t in ordered),
             _threshold_label(first_threshold) if first_threshold is None else first_threshold,
             option_labels=tuple(_threshold_label(t) for t in ordered),
+            description="truncation threshold τ of the local cosines",
         ),
         Slider(
             "step",
@@ -255,6 +258,7 @@ def truncation_spec(
             float(first_step),
             static_values=steps,
             readout_format=".0f",
+            description="training step",
         ),
     ]
     if presets is None:
