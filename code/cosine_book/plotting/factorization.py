@@ -31,6 +31,8 @@ __all__ = ["downsample", "plot_cosine_heatmaps", "plot_spectrum", "rescaling_fig
 
 #: Cells per side of the widget's heatmap (1,000 items: means over 5 x 5 tiles).
 DISPLAY_CELLS = 200
+#: Cells per side of each panel of the chapter's heatmap figures.
+STATIC_CELLS = 250
 # Screen pixels per heatmap cell at the frames' 80 dpi: 400 pixels for 200 cells.
 _PIXELS_PER_CELL = 2
 _FRAME_DPI = 80
@@ -270,9 +272,18 @@ def plot_cosine_heatmaps(
     for ax in axes.flat:
         ax.set_axis_off()
     image = None
+    n_items = order.size
     for ax, key, title in zip(axes.flat, keys, titles, strict=False):
+        # Means over tiles of at most STATIC_CELLS per side, drawn in item coordinates
+        # (a panel is about 500 pixels wide: finer cells would not show, and would
+        # make the page heavier), in colour steps of 0.05.
         image = ax.imshow(
-            shown[key], cmap=_heatmap_colormap(), vmin=-1, vmax=1, interpolation="antialiased"
+            _downsample(shown[key], STATIC_CELLS),
+            cmap=_heatmap_colormap(_LEVELS),
+            vmin=-1,
+            vmax=1,
+            interpolation="nearest",
+            extent=(-0.5, n_items - 0.5, n_items - 0.5, -0.5),
         )
         ax.set_title(title.replace("obj. 1, ", "obj. 1: ").replace("V_k", "$V_k$"), fontsize=9)
         if boundaries:
