@@ -30,6 +30,13 @@ CHROMIUM_ARGS = [
     "--mute-audio",
 ]
 VIEWPORT = {"width": 1280, "height": 900}
+# A phone: 390 CSS pixels wide at three device pixels per CSS pixel, with a touch screen.
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 3,
+    "is_mobile": True,
+    "has_touch": True,
+}
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
 LOCAL_SCHEMES = {"file", "data", "blob", "about"}
 
@@ -112,9 +119,15 @@ def watch(page, log: PageLog) -> None:
     page.on("requestfailed", on_failed)
 
 
-def guarded_context(browser, log: PageLog):
-    """A fresh browser context that aborts and records requests leaving the machine."""
-    context = browser.new_context(viewport=VIEWPORT, service_workers="block")
+def guarded_context(browser, log: PageLog, **options):
+    """A fresh browser context that aborts and records requests leaving the machine.
+
+    ``options`` go to ``browser.new_context`` (another viewport, a colour scheme, a
+    touch screen); the default is a 1280-pixel desktop window.
+    """
+    context = browser.new_context(
+        **{"viewport": VIEWPORT, "service_workers": "block", **options}
+    )
 
     def guard(route):
         url = route.request.url

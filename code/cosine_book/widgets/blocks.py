@@ -106,7 +106,7 @@ TWO_BLOCKS = WidgetSpec(
     columns=2,
 )
 
-#: Chapter 3's local cosines: the starting ones, all negative, and all equal.
+#: Chapter 3's local cosines (the starting ones, all negative, and all equal).
 LOCAL_COSINE_SETS = {
     "0.9, 0.5, −0.3": (0.9, 0.5, -0.3),
     "−0.9, −0.5, −0.3": (-0.9, -0.5, -0.3),

@@ -284,15 +284,15 @@ def _figure_png(figure: Any, dpi: float = FRAME_DPI, *, fast: bool = False) -> b
 def _frame(figure: Any) -> tuple[bytes, int, int]:
     """A frame of the HTML version: palette PNG at ``FRAME_SCALE`` times its display size.
 
-    Returns the PNG and the display width and height in CSS pixels. 256 colours,
+    Returns the PNG and the display width and height in CSS pixels. 64 colours,
     chosen from the image without dithering, keep text and lines crisp at about a
-    third of a full-colour PNG's size.
+    quarter of a full-colour PNG's size.
     """
     from PIL import Image
 
     width, height = (round(size * FRAME_DPI) for size in figure.get_size_inches())
     rgba = Image.open(io.BytesIO(_figure_png(figure, FRAME_DPI * FRAME_SCALE)))
-    palette = rgba.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT, dither=0)
+    palette = rgba.convert("RGB").quantize(64, method=Image.Quantize.MEDIANCUT, dither=0)
     buffer = io.BytesIO()
     palette.save(buffer, format="PNG", optimize=True)
     return buffer.getvalue(), width, height

@@ -118,8 +118,8 @@ def _draw_decomposition(state: DecompositionState) -> Figure:
     )
 
 
-#: Where group B sits relative to group A (at (0, 1.5)): along a line of slope -1 from
-#: equal means to the start, or up a line of slope +1.
+#: Where group B sits relative to group A, which is at (0, 1.5), along a line of slope
+#: -1 from equal means to the start, or up a line of slope +1.
 B_OFFSETS = {
     "equal means": (0.0, 0.0),
     "(+1, −1)": (1.0, -1.0),
@@ -165,9 +165,9 @@ def _within(group: str, default: float) -> Slider:
     )
 
 
-#: Chapter 4: two groups of 60 points, A at (0, 1.5) and B three units right and three
-#: down; every combination of B's offset, the two spreads and the two group r's
-#: (80 settings).
+#: Chapter 4's widget, two groups of 60 points with A at (0, 1.5) and B three units
+#: right and three down to start with, and every combination of B's offset, the two
+#: spreads and the two group r's (80 settings).
 DECOMPOSITION = WidgetSpec(
     name="two-groups",
     title="Two groups: pooled r = within part + between part",

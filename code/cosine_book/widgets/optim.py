@@ -169,7 +169,7 @@ def truncation_spec(
     *,
     initial: RunKey | None = None,
     step: int | None = None,
-    every: int = 50,
+    every: int = 100,
     presets: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> WidgetSpec:
     """The chapter 1 widget's spec: optimizer and threshold menus and a step slider.
