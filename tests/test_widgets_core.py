@@ -99,8 +99,12 @@ def test_controls_are_described_and_the_readout_is_announced():
 def test_live_widget_carries_the_default_frame_as_png():
     import base64
 
-    bundle = LiveWidget(make_spec())._repr_mimebundle_()
-    assert base64.b64decode(bundle["image/png"]).startswith(b"\x89PNG")
+    bundle, metadata = LiveWidget(make_spec())._repr_mimebundle_()
+    png = base64.b64decode(bundle["image/png"])
+    assert png.startswith(b"\x89PNG")
+    # Twice the pixels of its display size (the figure is 2 x 1 inches at 80 per inch).
+    assert metadata == {"image/png": {"width": 160, "height": 80}}
+    assert int.from_bytes(png[16:20], "big") == 320
     plt.close("all")
 
 
@@ -164,7 +168,7 @@ def test_choice_and_spec_bad_input():
 
 def test_kernel_widget_redraws_and_live_widget_carries_both_versions():
     live = LiveWidget(make_spec())
-    bundle = live._repr_mimebundle_()
+    bundle, _ = live._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["text/html"].startswith('<div class="lgc-widget"')
     box = live.widget

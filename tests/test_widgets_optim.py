@@ -223,7 +223,7 @@ def test_explorer_is_a_live_widget_whose_controls_redraw(runs, monkeypatch):
     )
     explorer = truncation_explorer(runs, initial=("Adam", 0.6), step=3)
     assert isinstance(explorer, LiveWidget)
-    bundle = explorer._repr_mimebundle_()
+    bundle, _ = explorer._repr_mimebundle_()
     assert bundle["text/html"].startswith('<div class="lgc-widget" data-widget="truncation"')
     optimizer, threshold, step = explorer.widget.children[1].children
     assert (optimizer.value, threshold.value, step.value, step.max) == ("Adam", 0.6, 3.0, 11.0)

@@ -467,10 +467,15 @@ def static_html(spec: WidgetSpec) -> str:
     )
 
 
-def default_frame_png(spec: WidgetSpec) -> bytes:
-    """The default setting's frame as a full-colour PNG (for the PDF and notebook viewers)."""
+def default_frame_png(spec: WidgetSpec) -> tuple[bytes, int, int]:
+    """The default setting's frame as a full-colour PNG (for the PDF and notebook viewers).
+
+    Returns the PNG, drawn at ``FRAME_SCALE`` times its display size, and that display
+    width and height in pixels.
+    """
     _, figure, _ = spec.evaluate(**spec.defaults())
-    return _figure_png(figure, FRAME_DPI * FRAME_SCALE)
+    width, height = (round(size * FRAME_DPI) for size in figure.get_size_inches())
+    return _figure_png(figure, FRAME_DPI * FRAME_SCALE), width, height
 
 
 def kernel_widget(spec: WidgetSpec) -> Any:
@@ -564,14 +569,18 @@ class LiveWidget:
         self.spec = spec
         self.widget: Any = None  # the ipywidget of the last display
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         self.widget = kernel_widget(self.spec)
         bundle = self.widget._repr_mimebundle_()
         data = dict(bundle[0]) if isinstance(bundle, tuple) else dict(bundle)
         data["text/html"] = static_html(self.spec)
-        data["image/png"] = base64.b64encode(default_frame_png(self.spec)).decode()
+        png, width, height = default_frame_png(self.spec)
+        data["image/png"] = base64.b64encode(png).decode()
         data["text/plain"] = f"<{self.spec.title}: interactive widget>"
-        return data
+        # Shown at its display size: the PNG has twice the pixels (sharp on any screen).
+        return data, {"image/png": {"width": width, "height": height}}
 
     def __repr__(self) -> str:
         return f"LiveWidget({self.spec.name!r})"
