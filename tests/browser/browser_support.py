@@ -125,9 +125,7 @@ def guarded_context(browser, log: PageLog, **options):
     ``options`` go to ``browser.new_context`` (another viewport, a colour scheme, a
     touch screen); the default is a 1280-pixel desktop window.
     """
-    context = browser.new_context(
-        **{"viewport": VIEWPORT, "service_workers": "block", **options}
-    )
+    context = browser.new_context(**{"viewport": VIEWPORT, "service_workers": "block", **options})
 
     def guard(route):
         url = route.request.url

@@ -202,7 +202,9 @@ def test_widget_controls_combine(browser, page_name):
             for index, value in moves:
                 result = tab.evaluate(SET, [w, index, value])
                 wanted[index] = str(value)
-                kept = all(v is None or v == got for v, got in zip(wanted, result["values"]))
+                kept = all(
+                    v is None or v == got for v, got in zip(wanted, result["values"], strict=True)
+                )
                 if not kept:
                     problems.append(f"{widget['name']}: moving control {index} reset another")
                 if result["shown"] != ",".join(result["values"]) or not result["right_image"]:
