@@ -158,7 +158,8 @@ def annotate_bounds(
     ax.set_xlim(-1.0, 1.0)
     ax.set_ylim(0.0, 1.0)
     ax.set_yticks([])
-    ax.legend(loc="upper left", ncols=2)
+    # Below the axes: inside, the legend's dot would read as one more value.
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2)
 
 
 def plot_intervals(
