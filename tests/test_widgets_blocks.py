@@ -233,8 +233,10 @@ def test_ch2_raising_x1_raises_the_global_cosine_while_locals_stay():
             assert all(a < b for a, b in zip(globals_, globals_[1:], strict=False)), (c1, c2)
             for state in states:
                 np.testing.assert_allclose(state.local, [c1, c2], atol=1e-12)
-    falls = [s.global_cosine for _, s in every(TWO_BLOCKS, y2=1.0, c1=0.7, c2=0.7)]
-    assert falls[-1] < falls[-2]  # x1 from 1 to 2, past c1 / (y2 c2) = 1
+    falls = sorted(
+        (s.x_norms[0], s.global_cosine) for _, s in every(TWO_BLOCKS, y2=1.0, c1=0.7, c2=0.7)
+    )
+    assert falls[-1][1] < falls[-2][1]  # x1 from 1 to 2, past c1 / (y2 c2) = 1
 
 
 def test_ch2_equal_local_cosines_shrink_the_interval_to_a_point():
@@ -249,20 +251,29 @@ def test_ch2_moderately_negative_c2_keeps_a_positive_global_cosine():
         setting["c2"]: state.global_cosine
         for setting, state in every(TWO_BLOCKS, x1=start["x1"], y2=start["y2"], c1=start["c1"])
     }
-    assert by_c2[-0.5] > 0 and by_c2[-0.3] > 0  # block 2 carries little weight
-    assert by_c2[-1.0] < 0  # at the extreme it finally turns the sign
+    # At the start both blocks weigh 0.2 / 1.04, so the global cosine is 0.19 (c1 + c2):
+    # positive at -0.3 and -0.5, negative once c2 < -c1 = -0.9.
+    state = blocks_state(x1=start["x1"], y2=start["y2"], c1=start["c1"], c2=-0.5)
+    np.testing.assert_allclose(state.weights, [0.2 / 1.04] * 2, rtol=1e-12)
+    for c2, value in by_c2.items():
+        assert value == pytest.approx(0.2 / 1.04 * (start["c1"] + c2), abs=1e-12)
+    assert by_c2[-0.5] > 0 and by_c2[-0.3] > 0
+    assert by_c2[-1.0] < 0
 
 
 # Chapter 3, "Explore: move the norm profiles".
 def test_ch3_norms_move_the_interval_not_the_ticks():
+    # The interval is the ticks' range scaled by rho: it contains zero only when the
+    # ticks have both signs, and it moves as the norms change while the ticks stay.
     for label, local in LOCAL_COSINE_SETS.items():
         intervals = set()
         for _setting, state in every(BOUNDS, local=label):
             defined = state.local[~np.isnan(state.local)]
             assert set(np.round(defined, 12)) <= set(local)
             lower, upper = state.bounds()
-            if defined.size == 3 and min(local) < 0 < max(local):
-                assert lower <= 0 <= upper  # around zero: the local cosines have both signs
+            rho = state.profile_cosine
+            assert (lower, upper) == pytest.approx((rho * defined.min(), rho * defined.max()))
+            assert (lower <= 0 <= upper) == (defined.min() <= 0 <= defined.max())
             intervals.add((round(lower, 9), round(upper, 9)))
         assert len(intervals) == len(NORM_PROFILES)
 

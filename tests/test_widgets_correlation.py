@@ -1,7 +1,7 @@
 """Tests for the widgets of chapters 4 and 5 (cosine_book.widgets.correlation), their
 computation (two_group_sample, offset_sweep in cosine_book.correlation) and their figures
 (cosine_book.plotting.correlation). Each "try this" sentence of the chapters is checked on
-settings the HTML version offers: the defaults, one control moved, or a preset."""
+every setting the HTML version (and the live one) offers that the sentence covers."""
 
 from __future__ import annotations
 
@@ -430,6 +430,18 @@ def ch4(offset, spread_a=1.0, spread_b=1.0, r_a=0.8, r_b=0.5):
     ).result
 
 
+def test_ch4_every_point_of_every_setting_is_drawn():
+    # "The points drawn have exactly those sample moments": all of them, inside the
+    # scatter's fixed limits.
+    from cosine_book.widgets.correlation import _SCATTER_LIMITS
+
+    (x_low, x_high), (y_low, y_high) = _SCATTER_LIMITS
+    for setting in DECOMPOSITION.settings():
+        state = DECOMPOSITION.state(**setting)
+        assert x_low < state.x.min() and state.x.max() < x_high, setting
+        assert y_low < state.y.min() and state.y.max() < y_high, setting
+
+
 def test_ch4_start_is_two_positive_groups_with_a_negative_pooled_r():
     result = DECOMPOSITION.state(**DECOMPOSITION.defaults()).result
     assert (result.within > 0).all() and result.pooled < 0
@@ -471,11 +483,13 @@ def test_ch4_smaller_spreads_let_the_between_part_win_sooner():
     assert wide.pooled > 0 > narrow.pooled  # same gap: only the narrow groups flip
     assert narrow.between_shares()[0] > wide.between_shares()[0]
     # With the starting r's, shrinking either spread alone lowers the pooled r at every
-    # offset along the falling line.
+    # offset where B has moved away from A; at equal means, shrinking B's raises it.
     for offset in PULL_APART[1:]:
         for other in (0.5, 1.0):
             assert ch4(offset, 0.5, other).pooled < ch4(offset, 1.0, other).pooled
             assert ch4(offset, other, 0.5).pooled < ch4(offset, other, 1.0).pooled
+    for spread_a in (0.5, 1.0):
+        assert ch4("equal means", spread_a, 0.5).pooled > ch4("equal means", spread_a, 1.0).pooled
 
 
 def test_ch4_mirror_image_with_r_minus_one_and_rising_means():

@@ -481,6 +481,8 @@ def default_frame_png(spec: WidgetSpec) -> tuple[bytes, int, int]:
 def kernel_widget(spec: WidgetSpec) -> Any:
     """The live ipywidgets version: the spec's controls, redrawing through the kernel.
 
+    Sliders offer the same values as the HTML version.
+
     Returns
     -------
     ipywidgets.VBox
@@ -492,14 +494,13 @@ def kernel_widget(spec: WidgetSpec) -> Any:
     inputs: dict[str, Any] = {}
     for control in spec.controls:
         if isinstance(control, Slider):
-            inputs[control.name] = widgets.FloatSlider(
-                value=control.default,
-                min=control.minimum,
-                max=control.maximum,
-                step=control.step,
+            # The values the HTML version offers, no others: what the chapter says of
+            # the widget then holds in both versions.
+            inputs[control.name] = widgets.SelectionSlider(
+                options=[(control.show(v), v) for v in control.values()],
+                value=float(control.default),
                 description=control.label,
                 continuous_update=False,
-                readout_format=control.readout_format,
                 style={"description_width": "60px"},
                 layout=widgets.Layout(width="260px"),
             )

@@ -109,7 +109,7 @@ def _decomposition_readout(state: DecompositionState) -> str:
 
 
 # Fixed axes, so that moving a group moves its points across the frame.
-_SCATTER_LIMITS = ((-8.0, 9.0), (-7.5, 7.5))
+_SCATTER_LIMITS = ((-5.0, 8.0), (-6.0, 9.0))
 
 
 def _draw_decomposition(state: DecompositionState) -> Figure:
