@@ -254,3 +254,46 @@ def test_dark_mode_widgets_take_the_theme_colours(browser, page_name):
         assert not problems, "\n".join(problems)
     finally:
         tab.context.close()
+
+
+SIDEBAR_OVERFLOW = """
+() => {
+  const bar = document.querySelector(".bd-sidebar-primary");
+  if (!bar) return ["no sidebar"];
+  const right = bar.getBoundingClientRect().right;
+  return [...bar.querySelectorAll("a")]
+    .filter((a) => a.getBoundingClientRect().right > right + 1)
+    .map((a) => a.textContent.trim());
+}
+"""
+
+
+def test_sidebar_entries_stay_inside_the_sidebar(browser):
+    tab, log = open_page(browser, "chapters/api.html")
+    try:
+        assert tab.evaluate(SIDEBAR_OVERFLOW) == [], "sidebar entries run past its edge"
+    finally:
+        tab.context.close()
+
+
+def test_search_snippets_show_no_raw_tex(browser, static_server):
+    # Snippets are fetched page by page, which a browser allows from a server, not from
+    # file:// pages.
+    log = PageLog()
+    context = guarded_context(browser, log)
+    tab = context.new_page()
+    watch(tab, log)
+    try:
+        tab.goto(f"{static_server}/search.html?q=cosine+weights", wait_until="load")
+        tab.wait_for_function(
+            "document.querySelectorAll('#search-results li p.context').length >= 3",
+            timeout=30000,
+        )
+        snippets = tab.eval_on_selector_all(
+            "#search-results li p.context", "els => els.map(el => el.textContent)"
+        )
+        raw = [text for text in snippets if re.search(r"\\[()\[\]]|\\[A-Za-z]{2,}", text)]
+        assert not raw, f"raw TeX in {len(raw)} of {len(snippets)} snippets: {raw[:2]}"
+        assert not log.problems(), log.problems()
+    finally:
+        context.close()
