@@ -117,8 +117,10 @@ tex:
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) >/dev/null
 
+# The PDF also goes next to the HTML pages, where their sidebar links to it.
 book: $(STAMP) $(OFFLINE_STAMP) $(FAVICON)
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
+	@if [ -f $(PDF) ]; then cp $(PDF) _build/html/book.pdf; fi
 	@echo "Open the book: file://$(CURDIR)/_build/html/index.html"
 
 # The PDF edition: the LaTeX files in _build/latex (Sphinx warnings are errors, as for
@@ -130,6 +132,7 @@ pdf: $(STAMP) tex
 	@$(BIN)/jupyter-book build . --builder pdflatex --warningiserror --nitpick --keep-going \
 		> _build/pdf/build.log 2>&1 || { tail -n 40 _build/pdf/build.log; exit 1; }
 	cp _build/latex/book.pdf $(PDF)
+	@if [ -d _build/html ]; then cp $(PDF) _build/html/book.pdf; fi
 	@echo "The PDF: $(CURDIR)/$(PDF) ($$(pdfinfo $(PDF) | awk '/^Pages:/ {print $$2}') pages)"
 
 # The checks on the PDF (tests/test_pdf.py), on the last build (built here if there is

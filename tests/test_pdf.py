@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import unicodedata
 from pathlib import Path
+from urllib.parse import unquote, urljoin
 
 import pytest
 import yaml
@@ -20,6 +21,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 PDF = ROOT / "_build" / "pdf" / "book.pdf"
 LATEX_LOG = ROOT / "_build" / "latex" / "book.log"
+HTML = ROOT / "_build" / "html"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 # What the LaTeX builder shows of an output, best first (MyST-NB's order for "latex",
 # with nb_mime_priority_overrides in _config.yml): the first three are pictures.
@@ -206,6 +208,26 @@ def test_every_theorem_is_in_the_pdf_with_its_number(pdf_text):
     assert len(statements) >= 10, "the chapters' theorems were not found"
     missing = [heading for heading, pattern in statements if not re.search(pattern, pdf_text)]
     assert not missing, "not in the PDF as numbered in the book:\n" + "\n".join(missing)
+
+
+def test_the_html_pages_link_to_the_pdf(pdf):
+    if not (HTML / "index.html").exists():
+        pytest.skip("no HTML book: run `make book` (it copies the PDF next to the pages)")
+    copy = HTML / "book.pdf"
+    assert copy.exists() and copy.read_bytes() == pdf.read_bytes(), (
+        "_build/html/book.pdf is not the built PDF: `make pdf` and `make book` copy it there"
+    )
+    # Every page with the theme's left sidebar (not the redirect index.html).
+    pages = [
+        page for page in sorted(HTML.rglob("*.html")) if "bd-sidebar-primary" in page.read_text()
+    ]
+    assert len(pages) > 10, "no pages with a sidebar found"
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        links = re.findall(r'<div class="lgc-pdf-link">\s*<a href="([^"]+)"', html)
+        assert len(links) == 1, f"{page.relative_to(HTML)}: no link to the PDF in the sidebar"
+        target = unquote(urljoin(page.as_uri(), links[0]))
+        assert target == copy.as_uri(), f"{page.relative_to(HTML)} links to {links[0]}"
 
 
 def test_page_count_and_size(pdf, capsys):
