@@ -13,6 +13,16 @@ NPM_ASSETS := mathjax@3.2.2
 # The book's icon (_config.yml: html.favicon), so that browsers ask no static server for
 # a missing /favicon.ico.
 FAVICON := $(OFFLINE)/favicon.svg
+# The PDF edition (`make pdf`): Jupyter Book's LaTeX builder, XeLaTeX, latexmk and xindy
+# from Debian's TeX Live, the fonts the book is set in, and poppler's pdftotext and
+# pdfimages for its tests (texlive-fonts-recommended: hyperref under XeTeX needs its
+# ZapfDingbats metrics). Installed by make where missing, like Chromium below.
+PDF := _build/pdf/book.pdf
+TEX_PACKAGES := texlive-xetex texlive-latex-extra texlive-fonts-recommended latexmk xindy fonts-freefont-otf fonts-dejavu-core fonts-wqy-microhei poppler-utils
+TEX_TOOLS := xelatex latexmk xindy pdftotext pdfimages pdfinfo fc-list
+TEX_FONTS := FreeSerif:DejaVu Sans Mono:WenQuanYi Micro Hei
+# One file from each TeX Live package, so that a partial installation is completed.
+TEX_FILES := ucharclasses.sty fncychap.sty pgfplots.sty pzdr.tfm
 # Headless Chromium for the browser tests: Debian's package, driven by Playwright (pip);
 # Playwright never downloads a browser here. CHROMIUM=/path selects another build.
 CHROMIUM ?= /usr/bin/chromium
@@ -33,11 +43,13 @@ export PYTHONHASHSEED := 0
 # A user's MPLBACKEND would stop the kernels from using the inline backend.
 unexport MPLBACKEND
 
-.PHONY: help install book test browser-test lint format lab execute bench fuzz clean
+.PHONY: help install book pdf pdf-test tex test browser-test lint format lab execute bench fuzz clean
 
 help:
 	@echo "make book     build the HTML book into _build/html"
-	@echo "make test     run the whole suite (lint, unit/property tests, doctests, nbval, portability, build)"
+	@echo "make pdf      build the PDF edition into $(PDF) (installs TeX Live from Debian if missing)"
+	@echo "make test     run the whole suite (lint, unit/property tests, doctests, nbval, portability, build, PDF)"
+	@echo "make pdf-test the checks on the PDF edition (glyphs, references, figures, theorems)"
 	@echo "make browser-test  the built book and the chapters in JupyterLab, in headless Chromium"
 	@echo "make lab      open the notebooks in JupyterLab with working widgets"
 	@echo "make execute  re-execute every chapter notebook in place"
@@ -82,9 +94,52 @@ $(CHROMIUM):
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 	@test -x $(CHROMIUM) || { echo "error: chromium is installed but $(CHROMIUM) is missing; set CHROMIUM=" >&2; exit 1; }
 
+# Debian's TeX Live and fonts for the PDF, installed when a tool or font is missing: as
+# root, or through password-less sudo; elsewhere the step stops and says how to install.
+tex:
+	@missing=""; \
+	for tool in $(TEX_TOOLS); do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
+	for file in $(TEX_FILES); do kpsewhich $$file >/dev/null 2>&1 || missing="$$missing $$file"; done; \
+	fonts="$(TEX_FONTS)"; IFS=:; for font in $$fonts; do \
+		fc-list -q ":family=$$font" 2>/dev/null || missing="$$missing '$$font'"; \
+	done; unset IFS; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" -eq 0 ]; then sudo=""; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else sudo="none"; fi; \
+	if [ "$$sudo" = none ] || ! command -v apt-get >/dev/null 2>&1; then \
+		echo "error: the PDF needs$$missing, and make cannot install them here." >&2; \
+		echo "Install Debian's packages as root:" >&2; \
+		echo "  apt-get update && apt-get install -y --no-install-recommends $(TEX_PACKAGES)" >&2; \
+		exit 1; \
+	fi; \
+	echo "== installing Debian's TeX Live and fonts (PDF edition; missing:$$missing)"; \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) >/dev/null
+
+# The PDF also goes next to the HTML pages, where their sidebar links to it.
 book: $(STAMP) $(OFFLINE_STAMP) $(FAVICON)
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
+	@if [ -f $(PDF) ]; then cp $(PDF) _build/html/book.pdf; fi
 	@echo "Open the book: file://$(CURDIR)/_build/html/index.html"
+
+# The PDF edition: the LaTeX files in _build/latex (Sphinx warnings are errors, as for
+# the HTML), then XeLaTeX through latexmk; stored outputs, nothing is executed. Its
+# log goes to _build/pdf/build.log (the end of it is shown if the build fails).
+pdf: $(STAMP) tex
+	rm -rf _build/latex && mkdir -p $(dir $(PDF))
+	@echo "== LaTeX builder and XeLaTeX (log: _build/pdf/build.log)"
+	@$(BIN)/jupyter-book build . --builder pdflatex --warningiserror --nitpick --keep-going \
+		> _build/pdf/build.log 2>&1 || { tail -n 40 _build/pdf/build.log; exit 1; }
+	cp _build/latex/book.pdf $(PDF)
+	@if [ -d _build/html ]; then cp $(PDF) _build/html/book.pdf; fi
+	@echo "The PDF: $(CURDIR)/$(PDF) ($$(pdfinfo $(PDF) | awk '/^Pages:/ {print $$2}') pages)"
+
+# The checks on the PDF (tests/test_pdf.py), on the last build (built here if there is
+# none). The main pytest run leaves this file out (pyproject.toml).
+pdf-test: $(STAMP) tex
+	@test -f $(PDF) || $(MAKE) --no-print-directory pdf
+	$(BIN)/python -m pytest tests/test_pdf.py -o addopts="" -q -p no:cacheprovider
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINTED)
@@ -94,7 +149,7 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix $(LINTED)
 	$(BIN)/ruff format $(LINTED)
 
-test: $(STAMP) $(OFFLINE_STAMP) $(CHROMIUM)
+test: $(STAMP) $(OFFLINE_STAMP) $(CHROMIUM) tex
 	@echo "== lint"
 	$(MAKE) --no-print-directory lint
 	@echo "== pytest: unit, property and doctests, nbval on every chapter"
@@ -103,6 +158,9 @@ test: $(STAMP) $(OFFLINE_STAMP) $(CHROMIUM)
 	$(BIN)/python tests/portability.py
 	@echo "== book build (warnings are errors)"
 	$(MAKE) --no-print-directory book
+	@echo "== PDF edition: build, then its checks (glyphs, references, figures, theorems)"
+	$(MAKE) --no-print-directory pdf
+	$(MAKE) --no-print-directory pdf-test
 	@echo "== browser: every page of the book, and the chapters in JupyterLab, in headless Chromium"
 	$(MAKE) --no-print-directory browser-test
 
