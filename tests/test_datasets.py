@@ -174,6 +174,10 @@ SIMULATOR_BAD_INPUT = [
     pytest.param({"exponent_range": (1.0,)}, "exponent_range"),
     pytest.param({"exponent_range": (0.5j, 1.0)}, "exponent_range is complex"),
     pytest.param({"exponent_range": "01"}, "exponent_range is a string"),
+    pytest.param(
+        {"power_law": "sample", "exponent_range": (200, 200), "n_users": 50, "n_items": 50},
+        "whose power-law values overflow",
+    ),
     pytest.param({"n_clusters": "3"}, "n_clusters must be an integer"),
     pytest.param({"cluster_concentration": 0}, "cluster_concentration"),
     pytest.param({"preference_concentration": np.inf}, "finite"),

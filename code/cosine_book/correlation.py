@@ -56,6 +56,7 @@ from cosine_book._validation import (
     as_real_array,
     nonfinite_error,
 )
+from cosine_book.portable import standard_normal
 from cosine_book.similarity import BlockCosines, block_cosines, cosine
 
 __all__ = [
@@ -1115,7 +1116,7 @@ def _sample_core(
     n: int, x_mean: float, y_mean: float, x_sd: float, y_sd: float, correlation: float, seed: int
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """:func:`sample_with_moments` of validated arguments."""
-    draws: NDArray[Any] = np.random.default_rng(seed).standard_normal((n, 2))
+    draws: NDArray[Any] = standard_normal(np.random.default_rng(seed), (n, 2))
     first, second = draws[:, 0].copy(), draws[:, 1].copy()
     for column in (first, second):
         column -= np.mean(column)

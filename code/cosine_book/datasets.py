@@ -23,7 +23,7 @@ import scipy.sparse
 from numpy.typing import NDArray
 
 from cosine_book._validation import as_float_scalar, as_int_scalar, as_real_array
-from cosine_book.portable import power, round_to_24_bits
+from cosine_book.portable import power, round_to_24_bits, uniform
 
 __all__ = [
     "BerkeleyAdmissions",
@@ -312,6 +312,11 @@ def _item_popularity(
         members = np.flatnonzero(item_clusters == c)
         if members.size:
             values = _power_law_values(rng, members.size, exponent, form)
+            if not np.isfinite(values.sum()):
+                raise ValueError(
+                    f"exponent_range allows exponents up to {exponent:.4g}, whose power-law "
+                    "values overflow float64; expected smaller exponents"
+                )
             item_popularity[members] = values / values.sum()
     return item_popularity
 
@@ -469,7 +474,7 @@ def make_clustered_interactions(
     else:
         cluster_probabilities = _dirichlet(rng, np.full(n_clusters, float(cluster_concentration)))
     item_clusters = rng.choice(n_clusters, size=n_items, p=cluster_probabilities)
-    cluster_exponents = rng.uniform(float(bounds[0]), float(bounds[1]), size=n_clusters)
+    cluster_exponents = uniform(rng, float(bounds[0]), float(bounds[1]), size=n_clusters)
     item_popularity = _item_popularity(rng, item_clusters, cluster_exponents, power_law)
     if preference == "dirichlet":
         concentration = np.full(n_clusters, float(preference_concentration))

@@ -68,6 +68,7 @@ from cosine_book._validation import (
     nonfinite_error,
 )
 from cosine_book.optim import Adam, finite_difference_gap
+from cosine_book.portable import standard_normal
 
 __all__ = [
     "OBJECTIVES",
@@ -519,12 +520,12 @@ def _init_params(
     """
     rng = np.random.default_rng(seed)
     params = {
-        "W1": rng.normal(0.0, math.sqrt(2.0 / n_inputs), size=(n_inputs, n_hidden)),
+        "W1": math.sqrt(2.0 / n_inputs) * standard_normal(rng, (n_inputs, n_hidden)),
         "b1": np.zeros(n_hidden),
-        "P": rng.normal(0.0, 1.0 / math.sqrt(n_hidden), size=(n_hidden, dim)),
+        "P": (1.0 / math.sqrt(n_hidden)) * standard_normal(rng, (n_hidden, dim)),
     }
     if objective in OBJECTIVES:
-        params["class_vectors"] = rng.normal(0.0, 1.0 / math.sqrt(dim), size=(n_classes, dim))
+        params["class_vectors"] = (1.0 / math.sqrt(dim)) * standard_normal(rng, (n_classes, dim))
     if objective == "dot":
         params["bias"] = np.zeros(n_classes)
     return params
@@ -797,7 +798,7 @@ def _train_alignment(
     noise_rng = np.random.default_rng(seed + 1)
 
     def loss_and_grad(current: Params, _: int) -> tuple[float, Params]:
-        x_noisy = x + noise * noise_rng.standard_normal(x.shape)
+        x_noisy = x + noise * standard_normal(noise_rng, x.shape)
         return _alignment_loss_and_grad(current, x, x_noisy)
 
     params, history = _adam_steps(params, loss_and_grad, steps, learning_rate)

@@ -94,6 +94,7 @@ from cosine_book.cluster_recovery import (
     _same_cluster,
     _top_neighbour_share,
 )
+from cosine_book.portable import standard_normal
 
 __all__ = [
     "ClosedFormCheck",
@@ -819,8 +820,8 @@ def _alternating(
     lam = _lam_in_units(lam, exponent, objective, X)
     n_items = G.shape[0]
     rng = np.random.default_rng(seed)
-    A = rng.standard_normal((n_items, k)) / np.sqrt(n_items)
-    B = rng.standard_normal((n_items, k)) / np.sqrt(n_items)
+    A = standard_normal(rng, (n_items, k)) / np.sqrt(n_items)
+    B = standard_normal(rng, (n_items, k)) / np.sqrt(n_items)
     eye_k = np.eye(k)
     G_reg = G + lam * np.eye(n_items)
     for _ in range(n_iter):
@@ -990,8 +991,8 @@ def closed_form_check(
     rises = [
         _loss(
             X,
-            A + size * rng.standard_normal(A.shape),
-            B + size * rng.standard_normal(B.shape),
+            A + size * standard_normal(rng, A.shape),
+            B + size * standard_normal(rng, B.shape),
             lam,
             objective,
         )

@@ -58,6 +58,7 @@ from cosine_book._validation import (
     as_int_scalar,
     as_real_array,
 )
+from cosine_book.portable import standard_normal
 from cosine_book.similarity import block_cosines, cosine
 
 __all__ = [
@@ -140,9 +141,9 @@ def _init_mlp(n_inputs: int, n_hidden: int, n_classes: int, seed: int) -> Params
     """:func:`init_mlp` for checked input."""
     rng = np.random.default_rng(seed)
     return {
-        "W1": rng.normal(0.0, 1.0 / np.sqrt(n_inputs), size=(n_inputs, n_hidden)),
+        "W1": (1.0 / np.sqrt(n_inputs)) * standard_normal(rng, (n_inputs, n_hidden)),
         "b1": np.zeros(n_hidden),
-        "W2": rng.normal(0.0, 1.0 / np.sqrt(n_hidden), size=(n_hidden, n_classes)),
+        "W2": (1.0 / np.sqrt(n_hidden)) * standard_normal(rng, (n_hidden, n_classes)),
         "b2": np.zeros(n_classes),
     }
 

@@ -1249,10 +1249,10 @@ def random_block_pair(
     x_blocks, y_blocks = [], []
     for _ in range(n_blocks):
         size = int(rng.integers(1, max_size + 1))
-        x = rng.standard_normal(size)
+        x = portable.standard_normal(rng, size)
         # y_i = a * x_i + noise: a in [-3, 3] sets the sign and strength of agreement.
-        y = rng.uniform(-3.0, 3.0) * x + rng.standard_normal(size)
+        y = portable.uniform(rng, -3.0, 3.0) * x + portable.standard_normal(rng, size)
         # Scales 10**u, u in [-3, 3], in mpmath: the same bits on every CPU.
-        x_blocks.append(x * portable.power(10.0, rng.uniform(-3.0, 3.0)))
-        y_blocks.append(y * portable.power(10.0, rng.uniform(-3.0, 3.0)))
+        x_blocks.append(x * portable.power(10.0, portable.uniform(rng, -3.0, 3.0)))
+        y_blocks.append(y * portable.power(10.0, portable.uniform(rng, -3.0, 3.0)))
     return x_blocks, y_blocks
