@@ -177,8 +177,11 @@ class WidgetSpec:
     presets : mapping of str to mapping, optional
         Named settings (label -> {control name: value}) offered as buttons in
         both versions; each must use values the HTML version offers.
-    columns : int
-        Controls per row (chapter 3: one row per block).
+    columns : int, optional
+        Controls per row; by default as many as there are controls, at most 3.
+    colours : int
+        Colours of each frame's palette (64 keeps pages light; a colour scale with
+        many steps, as chapter 6's heatmap, needs 256).
     """
 
     name: str
@@ -188,14 +191,18 @@ class WidgetSpec:
     draw: Callable[[Any], Any]
     readout: Callable[[Any], str] | None = None
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    columns: int = 3
+    columns: int | None = None
+    colours: int = 64
 
     def __post_init__(self) -> None:
         names = [control.name for control in self.controls]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.name}: control names must be distinct; got {names}")
-        if not isinstance(self.columns, int) or self.columns < 1:
+        if self.columns is not None and (not isinstance(self.columns, int) or self.columns < 1):
             raise ValueError(f"columns must be a positive integer; got {self.columns!r}")
+        if not isinstance(self.colours, int) or not 2 <= self.colours <= 256:
+            raise ValueError(f"colours must be an integer from 2 to 256; got {self.colours!r}")
+
         for label, preset in self.presets.items():
             unknown = set(preset) - set(names)
             if unknown:
@@ -207,6 +214,11 @@ class WidgetSpec:
                         f"preset {label!r}: {control.name}={value!r} is not a value the "
                         f"HTML version offers {control.values()}"
                     )
+
+    @property
+    def columns_shown(self) -> int:
+        """Controls per row: ``columns``, or as many as there are controls, at most 3."""
+        return self.columns or min(len(self.controls), 3)
 
     def defaults(self) -> dict[str, Any]:
         """Every control at its default."""
@@ -281,7 +293,7 @@ def _figure_png(figure: Any, dpi: float = FRAME_DPI, *, fast: bool = False) -> b
     return buffer.getvalue()
 
 
-def _frame(figure: Any) -> tuple[bytes, int, int]:
+def _frame(figure: Any, colours: int = 64) -> tuple[bytes, int, int]:
     """A frame of the HTML version: palette PNG at ``FRAME_SCALE`` times its display size.
 
     Returns the PNG and the display width and height in CSS pixels. 64 colours,
@@ -292,7 +304,7 @@ def _frame(figure: Any) -> tuple[bytes, int, int]:
 
     width, height = (round(size * FRAME_DPI) for size in figure.get_size_inches())
     rgba = Image.open(io.BytesIO(_figure_png(figure, FRAME_DPI * FRAME_SCALE)))
-    palette = rgba.convert("RGB").quantize(64, method=Image.Quantize.MEDIANCUT, dither=0)
+    palette = rgba.convert("RGB").quantize(colours, method=Image.Quantize.MEDIANCUT, dither=0)
     buffer = io.BytesIO()
     palette.save(buffer, format="PNG", optimize=True)
     return buffer.getvalue(), width, height
@@ -355,9 +367,16 @@ _STYLE = (
     ".lgc-control{flex:1 1 auto;min-width:0;accent-color:var(--pst-color-primary,auto)}"
     "select.lgc-control{background:var(--pst-color-background,#fff);"
     "color:var(--pst-color-text-base,#000);border:1px solid var(--pst-color-border,#999)}"
-    "@media (pointer:coarse){input.lgc-control{height:2em}"
-    "input.lgc-control::-webkit-slider-thumb{width:1.6em;height:1.6em}"
-    "input.lgc-control::-moz-range-thumb{width:1.6em;height:1.6em}}"
+    "@media (pointer:coarse){input.lgc-control{-webkit-appearance:none;appearance:none;"
+    "height:1.75em;background:transparent}"
+    "input.lgc-control::-webkit-slider-runnable-track{height:.4em;border-radius:.2em;"
+    "background:var(--pst-color-border,#bbb)}"
+    "input.lgc-control::-webkit-slider-thumb{-webkit-appearance:none;appearance:none;"
+    "width:1.75em;height:1.75em;margin-top:-.675em;border-radius:50%;"
+    "background:var(--pst-color-primary,#1f5fa8)}"
+    "input.lgc-control::-moz-range-thumb{width:1.75em;height:1.75em;border-radius:50%;"
+    "background:var(--pst-color-primary,#1f5fa8)}"
+    "select.lgc-control{min-height:2.75em}}"
     ".lgc-frame{max-width:100%;height:auto;display:block;margin-top:.5em;background:#fff}"
     ".lgc-readout{font-family:monospace;font-size:.85em;white-space:pre-wrap}"
     ".lgc-preset{margin:.3em .4em 0 0;color:var(--pst-color-text-base,inherit);"
@@ -377,7 +396,7 @@ def _control_html(control: Control, position: int, default: Any) -> str:
             f'<input type="range" class="lgc-control" name="{name}" min="0" '
             f'max="{len(values) - 1}" step="1" value="{index}" aria-label="{described}" '
             f'aria-valuetext="{html.escape(control.show(default))}">'
-            f'<output class="lgc-value" data-control="{position}">'
+            f'<output class="lgc-value" data-control="{position}" aria-live="off">'
             f"{html.escape(control.show(default))}</output>"
         )
     else:
@@ -420,7 +439,7 @@ def static_html(spec: WidgetSpec) -> str:
     size = (0, 0)
     for setting in spec.settings():
         _, figure, readout = spec.evaluate(**setting)
-        png, width, height = _frame(figure)
+        png, width, height = _frame(figure, spec.colours)
         if not frames:
             size = (width, height)  # the default setting comes first
         encoded = "data:image/png;base64," + base64.b64encode(png).decode()
@@ -455,8 +474,10 @@ def static_html(spec: WidgetSpec) -> str:
     data = json.dumps(payload, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
     return (
         f'<div class="lgc-widget" data-widget="{html.escape(spec.name)}" id="{element_id}" '
-        f'data-frame="{default_key}" style="--lgc-columns:{spec.columns}">{_STYLE}'
-        f'<div class="lgc-title"><b>{html.escape(spec.title)}</b></div>'
+        f'data-frame="{default_key}" style="--lgc-columns:{spec.columns_shown}" '
+        f'role="group" aria-labelledby="{element_id}-title">{_STYLE}'
+        f'<div class="lgc-title" id="{element_id}-title" role="heading" aria-level="4">'
+        f"<b>{html.escape(spec.title)}</b></div>"
         f'<div class="lgc-controls">{rows}</div>'
         + (f'<div class="lgc-presets">{presets}</div>' if presets else "")
         + f'<img class="lgc-frame" src="{images[first["image"]]}" width="{size[0]}" '
@@ -546,7 +567,7 @@ def kernel_widget(spec: WidgetSpec) -> Any:
     redraw()
     controls = widgets.GridBox(
         list(inputs.values()),
-        layout=widgets.Layout(grid_template_columns=f"repeat({spec.columns}, 270px)"),
+        layout=widgets.Layout(grid_template_columns=f"repeat({spec.columns_shown}, 270px)"),
     )
     parts = [widgets.HTML(f"<b>{html.escape(spec.title)}</b>"), controls]
     if buttons:

@@ -187,7 +187,7 @@ DECOMPOSITION = WidgetSpec(
     state=decomposition_spec_state,
     draw=_draw_decomposition,
     readout=_decomposition_readout,
-    columns=1,
+    columns=2,
 )
 
 

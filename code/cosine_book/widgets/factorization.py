@@ -143,6 +143,8 @@ def rescaling_spec(state: RescalingState, lam: float = 1e4, alpha: float = 0.0) 
         state=state_function,
         draw=rescaling_figure,
         readout=rescaling_readout,
+        # The heatmap's 41 colour steps need more than 64 colours in each frame.
+        colours=256,
     )
 
 
