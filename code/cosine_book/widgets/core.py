@@ -217,7 +217,7 @@ class WidgetSpec:
 
     @property
     def columns_shown(self) -> int:
-        """Controls per row: ``columns``, or as many as there are controls, at most 3."""
+        """The number of controls per row (``columns``, or one per control up to 3)."""
         return self.columns or min(len(self.controls), 3)
 
     def defaults(self) -> dict[str, Any]:
