@@ -240,13 +240,7 @@ def _accumulate(
             for row in range(3):
                 lanes = xx if row == 0 else (yy if row == 1 else xy)
                 for lane in range(16):
-                    total, value = totals[row, lane], lanes[lane]
-                    new = total + value
-                    if abs(total) >= abs(value):
-                        compensations[row, lane] += (total - new) + value
-                    else:
-                        compensations[row, lane] += (value - new) + total
-                    totals[row, lane] = new
+                    _neumaier(totals, compensations, row, lane, lanes[lane])
                     lanes[lane] = 0.0
     for i in range(full, n):
         a = np.float64(x[i])
