@@ -293,6 +293,12 @@ def _figure_png(figure: Any, dpi: float = FRAME_DPI, *, fast: bool = False) -> b
     return buffer.getvalue()
 
 
+def _display_size(figure: Any) -> tuple[int, int]:
+    """Width and height in CSS pixels at which a frame of ``figure`` is shown."""
+    width, height = figure.get_size_inches()
+    return round(width * FRAME_DPI), round(height * FRAME_DPI)
+
+
 def _frame(figure: Any, colours: int = 64) -> tuple[bytes, int, int]:
     """A frame of the HTML version: palette PNG at ``FRAME_SCALE`` times its display size.
 
@@ -302,7 +308,7 @@ def _frame(figure: Any, colours: int = 64) -> tuple[bytes, int, int]:
     """
     from PIL import Image
 
-    width, height = (round(size * FRAME_DPI) for size in figure.get_size_inches())
+    width, height = _display_size(figure)
     rgba = Image.open(io.BytesIO(_figure_png(figure, FRAME_DPI * FRAME_SCALE)))
     palette = rgba.convert("RGB").quantize(colours, method=Image.Quantize.MEDIANCUT, dither=0)
     buffer = io.BytesIO()
@@ -495,7 +501,7 @@ def default_frame_png(spec: WidgetSpec) -> tuple[bytes, int, int]:
     width and height in pixels.
     """
     _, figure, _ = spec.evaluate(**spec.defaults())
-    width, height = (round(size * FRAME_DPI) for size in figure.get_size_inches())
+    width, height = _display_size(figure)
     return _figure_png(figure, FRAME_DPI * FRAME_SCALE), width, height
 
 
