@@ -76,6 +76,30 @@ def test_frames_are_palette_pngs_at_twice_their_display_size():
         assert image.mode == "P" and image.size == (2 * width, 2 * height)
 
 
+def test_smallest_text_is_measured_at_display_size_over_every_frame():
+    def draw(state):
+        fig, ax = plt.subplots(figsize=(2, 1))
+        ax.tick_params(labelsize=10)
+        ax.set_title("title", fontsize=12)
+        ax.text(0.5, 0.5, "small" if state > 0.5 else "", fontsize=7.2)
+        ax.text(0.5, 0.2, "hidden", fontsize=3, visible=False)
+        return fig
+
+    def spec(values):
+        return WidgetSpec(
+            name="demo",
+            title="demo widget",
+            controls=[Slider("a", "a", 0.0, 1.0, 0.1, 0.0, static_values=values)],
+            state=lambda a: a,
+            draw=draw,
+        )
+
+    # 7.2 points at 80 pixels per inch: 8 CSS pixels, drawn only in the second frame.
+    assert 'data-smallest-text="8.00"' in static_html(spec([0.0, 1.0]))
+    # Tick labels are the smallest text left (the empty and the hidden text do not count).
+    assert 'data-smallest-text="11.11"' in static_html(spec([0.0, 0.5]))
+
+
 def test_controls_are_described_and_the_readout_is_announced():
     spec = WidgetSpec(
         "demo",

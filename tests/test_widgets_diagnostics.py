@@ -244,3 +244,16 @@ def test_widget_figure_draws_the_states_histograms_as_densities():
         np.testing.assert_allclose(patch.get_data().values, counts / (counts.sum() * width))
         assert float(np.sum(patch.get_data().values) * width) == pytest.approx(1.0)
     plt.close(fig)
+
+
+def test_widget_histograms_share_one_y_axis_across_the_sweep():
+    E, labels = toy()
+    setup = prepare_shared_direction(E, labels, k=3)
+    tops = set()
+    for strength in SWEEP_STRENGTHS:
+        fig = shared_direction_figure(shared_direction_update(setup, strength))
+        tops.add(fig.axes[0].get_ylim()[1])
+        heights = [p.get_data().values.max() for p in fig.axes[0].patches if hasattr(p, "get_data")]
+        assert max(heights) <= fig.axes[0].get_ylim()[1]
+        plt.close(fig)
+    assert len(tops) == 1

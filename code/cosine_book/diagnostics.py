@@ -1117,6 +1117,10 @@ class SharedDirectionState:
     sweep_strengths, sweep_agreement, sweep_mean_cosine, sweep_unrelated_above : ndarray
         Raw agreement, mean cosine and false matches at every strength of the
         sweep.
+    peak_density : float
+        The largest density of any histogram of the sweep or of the centred
+        cosines (count over total count times bin width); the widget keeps its
+        y-axis fixed at it, so that frames compare.
     """
 
     strength: float
@@ -1136,6 +1140,13 @@ class SharedDirectionState:
     sweep_agreement: NDArray[np.float64]
     sweep_mean_cosine: NDArray[np.float64]
     sweep_unrelated_above: NDArray[np.float64]
+    peak_density: float
+
+
+def _peak_density(histograms: list[NDArray[np.int64]]) -> float:
+    """The largest count over total count times bin width among ``histograms``."""
+    width = float(COSINE_BIN_EDGES[1] - COSINE_BIN_EDGES[0])
+    return max(float(np.max(h)) / (float(np.sum(h)) * width) for h in histograms if np.sum(h))
 
 
 @dataclass(frozen=True)
@@ -1242,6 +1253,9 @@ def prepare_shared_direction(
         sweep_agreement=np.array([row["agreement"] for row in sweep]),
         sweep_mean_cosine=np.array([row["mean_cosine"] for row in sweep]),
         sweep_unrelated_above=np.array([row["unrelated_above"] for row in sweep]),
+        peak_density=_peak_density(
+            [row[kind] for row in [*sweep, centred_pairs] for kind in ("related", "unrelated")]
+        ),
     )
     return SharedDirectionSetup(embeddings=matrix, label_index=index, base=base)
 

@@ -6,11 +6,14 @@ For the intro and every chapter page:
   1280 and at 390 CSS pixels;
 - every image has alt text that says what it shows (not a file name);
 - widget frames are sharp on high-density screens: at least 1.8 image pixels per CSS
-  pixel at 1280, and their text no smaller than at the figures' 80 pixels per inch;
+  pixel at 1280, and their smallest text (the widget's ``data-smallest-text`` at
+  display size, times the frame's shown over display width) at least 10 CSS pixels;
 - a page's own bytes (its HTML and the images it shows, not the theme's shared files)
   stay within 4 MB;
 - widget controls combine: moving one control never moves another, every combination
   the controls offer has a frame, and the frame shown is the one for all controls;
+- no line starts with punctuation that belongs to the formula or link before it, at
+  1280 and at 390 CSS pixels, and no page is wider than a phone's screen;
 - on a phone, no displayed formula of the intro or chapter 2 scrolls sideways, and one
   that scrolls elsewhere shows a cue (a shadow on the side with more to see); slider
   handles are at least 24 pixels tall on a touch screen;
@@ -40,6 +43,7 @@ from test_book_pages import SETTLE
 
 PAGES = ["chapters/intro.html", *chapter_pages()]
 PAGE_BUDGET_BYTES = 4 * 1000 * 1000
+MIN_TEXT_PX = 10.0
 NO_SCROLL_AT_390 = {"chapters/intro.html", "chapters/02_block_decomposition.html"}
 SCREENS = ARTIFACTS / "screens"
 
@@ -50,6 +54,8 @@ IMAGES = """
     src: img.currentSrc.startsWith("data:") ? "data:..." : img.currentSrc,
     alt: img.getAttribute("alt") || "",
     frame: img.classList.contains("lgc-frame"),
+    display_width: Number(img.getAttribute("width")),
+    smallest_text: Number(img.closest(".lgc-widget")?.dataset.smallestText),
     natural: [img.naturalWidth, img.naturalHeight],
     shown: [box.width, box.height],
   };
@@ -108,6 +114,44 @@ WIDGET_COLOURS = """
 })
 """
 
+# Lines that start with punctuation: a no-break span (extensions/html_typesetting.py)
+# that broke anyway, or punctuation after an inline element that was left unwrapped
+# and went to the next line. Also whether the page is wider than the screen.
+PUNCTUATION_BREAKS = r"""
+() => {
+  const out = [];
+  const article = document.querySelector("article.bd-article");
+  for (const span of article.querySelectorAll("span.lgc-nobr")) {
+    // One rectangle per child or per line: a new line starts left of the last one.
+    const rects = [...span.getClientRects()].filter((r) => r.width > 0);
+    if (rects.some((r, i) => i > 0 && r.left < rects[i - 1].left - 1)) {
+      out.push("broken: " + span.textContent.slice(0, 40));
+    }
+  }
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  let node;
+  while ((node = walker.nextNode())) {
+    const skip = "pre, mjx-container, script, style, .lgc-widget, details:not([open])";
+    if (node.parentElement.closest(skip)) continue;
+    const previous = node.previousSibling;
+    if (!/^[.,;:)\]’”?!]/.test(node.textContent) || !previous
+        || previous.nodeType !== 1) continue;
+    const range = document.createRange();
+    range.setStart(node, 0);
+    range.setEnd(node, 1);
+    const box = range.getBoundingClientRect();
+    const before = [...previous.getClientRects()].pop();
+    if (box.width > 0 && before && box.top > before.bottom - 4 && box.left < before.left) {
+      out.push("line starts with: " + node.textContent.slice(0, 30));
+    }
+  }
+  if (document.documentElement.scrollWidth > window.innerWidth + 1) {
+    out.push(`the page is ${document.documentElement.scrollWidth} px wide`);
+  }
+  return out;
+}
+"""
+
 SLIDER_HEIGHTS = """
 () => [...document.querySelectorAll('div.lgc-widget input[type="range"]')]
   .map((el) => el.getBoundingClientRect().height)
@@ -156,6 +200,7 @@ def test_desktop_figures_alt_text_frames_and_payload(browser, page_name):
         shoot(tab, page_name, "desktop")
         images = tab.evaluate(IMAGES)
         problems = shape_problems(images, 1280)
+        problems += [f"at 1280 px: {line}" for line in tab.evaluate(PUNCTUATION_BREAKS)]
         for image in images:
             alt = image["alt"].strip()
             if len(alt) < 15 or re.search(r"\.(png|jpe?g|svg)\b|_images/", alt):
@@ -164,8 +209,9 @@ def test_desktop_figures_alt_text_frames_and_payload(browser, page_name):
                 density = image["natural"][0] / image["shown"][0]
                 if density < 1.8:
                     problems.append(f"a widget frame has {density:.2f} pixels per CSS pixel")
-                if image["shown"][0] < image["natural"][0] / 2 * 0.9:
-                    problems.append("a widget frame is shrunk below 90 % of its size: small text")
+                text = image["smallest_text"] * image["shown"][0] / image["display_width"]
+                if not text >= MIN_TEXT_PX:
+                    problems.append(f"a widget frame's smallest text is {text:.1f} CSS px")
         # The page's own bytes: its HTML and every image it shows from _images/.
         html_path = HTML / page_name
         total = html_path.stat().st_size
@@ -234,6 +280,7 @@ def test_phone_shapes_formulas_and_slider_handles(browser, page_name):
         for height in tab.evaluate(SLIDER_HEIGHTS):
             if height < 24:
                 problems.append(f"a slider is {height:.0f} px tall on a touch screen (< 24)")
+        problems += [f"at 390 px: {line}" for line in tab.evaluate(PUNCTUATION_BREAKS)]
         problems += log.problems()
         assert not problems, "\n".join(problems)
     finally:

@@ -63,8 +63,8 @@ def shared_direction_figure(state: SharedDirectionState) -> Figure:
     >>> plt.close(fig)
     """
     # Fixed margins: the widget draws this figure once per frame.
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.6), layout="none")
-    fig.subplots_adjust(left=0.07, right=0.985, bottom=0.14, top=0.92, wspace=0.22)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.2, 3.6), layout="none")
+    fig.subplots_adjust(left=0.075, right=0.985, bottom=0.14, top=0.92, wspace=0.22)
     # The state already holds the histograms (counts per bin); drawn as steps they cost
     # a fraction of what seaborn's weighted histograms did in every frame.
     edges = state.bin_edges
@@ -81,6 +81,10 @@ def shared_direction_figure(state: SharedDirectionState) -> Figure:
     ] + [plt.Line2D([], [], color=PALETTE["neutral"], ls="--")]
     left.legend(handles, [*_PAIR_COLOURS, "centred (dashed)"], loc="upper left")
     left.set_xlim(-1.0, 1.0)
+    # One y-axis for every strength of the sweep (its peak), so that frames compare;
+    # a strength off the sweep (the kernel slider) may raise it.
+    shown = [_density(h, width) for h in (*raw.values(), *centred.values())]
+    left.set_ylim(0.0, 1.05 * max(state.peak_density, *(float(np.max(d)) for d in shown)))
     left.set_xlabel("cosine of a pair")
     left.set_ylabel("density")
     left.set_title(

@@ -67,11 +67,11 @@ def draw_truncation_step(run: TrainingRun, step: int, fig: Figure | None = None)
     if fig is None:
         # Fixed margins instead of the style's constrained layout: the widget draws
         # this figure once per frame, and the layout engine would double the cost.
-        fig = plt.figure(figsize=(9.0, 4.0), layout="none")
+        fig = plt.figure(figsize=(8.2, 4.0), layout="none")
     fig.clear()
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.4]})
     if fig.get_layout_engine() is None:
-        fig.subplots_adjust(left=0.075, right=0.985, top=0.93, bottom=0.27, wspace=0.2)
+        fig.subplots_adjust(left=0.082, right=0.985, top=0.93, bottom=0.27, wspace=0.2)
     positions = np.arange(len(summary.names))
     left.bar(
         positions,

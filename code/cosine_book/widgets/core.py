@@ -299,6 +299,23 @@ def _display_size(figure: Any) -> tuple[int, int]:
     return round(width * FRAME_DPI), round(height * FRAME_DPI)
 
 
+def _smallest_text(figure: Any) -> float:
+    """Size in CSS pixels, at the frame's display size, of the smallest text ``figure`` shows.
+
+    Counts every visible, non-empty text (titles, labels, tick labels, legends,
+    annotations) of a drawn figure; a hidden one may be counted too, which only errs
+    on the small side.
+    """
+    from matplotlib.text import Text
+
+    sizes = [
+        text.get_fontsize()
+        for text in figure.findobj(Text)
+        if text.get_visible() and text.get_text().strip()
+    ]
+    return min(sizes, default=np.inf) / 72 * FRAME_DPI
+
+
 def _frame(figure: Any, colours: int = 64) -> tuple[bytes, int, int]:
     """A frame of the HTML version: palette PNG at ``FRAME_SCALE`` times its display size.
 
@@ -437,15 +454,20 @@ def static_html(spec: WidgetSpec) -> str:
     str
         One ``<div class="lgc-widget">`` with its controls, image, readout (announced
         to screen readers as it changes), frame data
-        (``<script type="application/json" class="lgc-frames">``) and script.
+        (``<script type="application/json" class="lgc-frames">``) and script. Its
+        ``data-smallest-text`` is the size in CSS pixels of the smallest text of any
+        frame at display size (the browser tests check it as the frame is shown).
     """
     images: list[str] = []
     image_index: dict[str, int] = {}
     frames: dict[str, dict[str, Any]] = {}
     size = (0, 0)
+    smallest_text = np.inf
     for setting in spec.settings():
         _, figure, readout = spec.evaluate(**setting)
         png, width, height = _frame(figure, spec.colours)
+        # After drawing: tick labels get their text when the figure is drawn.
+        smallest_text = min(smallest_text, _smallest_text(figure))
         if not frames:
             size = (width, height)  # the default setting comes first
         encoded = "data:image/png;base64," + base64.b64encode(png).decode()
@@ -480,7 +502,8 @@ def static_html(spec: WidgetSpec) -> str:
     data = json.dumps(payload, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
     return (
         f'<div class="lgc-widget" data-widget="{html.escape(spec.name)}" id="{element_id}" '
-        f'data-frame="{default_key}" style="--lgc-columns:{spec.columns_shown}" '
+        f'data-frame="{default_key}" data-smallest-text="{smallest_text:.2f}" '
+        f'style="--lgc-columns:{spec.columns_shown}" '
         f'role="group" aria-labelledby="{element_id}-title">{_STYLE}'
         f'<div class="lgc-title" id="{element_id}-title" role="heading" aria-level="4">'
         f"<b>{html.escape(spec.title)}</b></div>"
