@@ -6,12 +6,23 @@ import pytest
 from cosine_book.cluster_recovery import cluster_recovery
 from cosine_book.correlation import grouped_correlation, pearson
 from cosine_book.datasets import (
+    TINY_SHAKESPEARE_SHA256,
     load_berkeley_admissions,
     load_digits_split,
     load_iris_sepals,
+    load_tiny_shakespeare,
     make_clustered_interactions,
 )
 from cosine_book.factorization import cosine_matrix
+
+
+def test_tiny_shakespeare_is_the_published_file():
+    import hashlib
+
+    text = load_tiny_shakespeare()
+    assert hashlib.sha256(text.encode("utf-8")).hexdigest() == TINY_SHAKESPEARE_SHA256
+    assert len(text) == 1_115_394 and len(set(text)) == 65
+    assert text.endswith("Whiles thou art waking.\n")
 
 
 def test_berkeley_published_totals():

@@ -31,6 +31,7 @@ __all__ = [
     "Interactions",
     "IrisSepals",
     "load_berkeley_admissions",
+    "load_tiny_shakespeare",
     "load_digits_split",
     "load_iris_sepals",
     "make_clustered_interactions",
@@ -201,6 +202,34 @@ class BerkeleyAdmissions:
             np.concatenate(admitted_rows),
             np.concatenate(department_rows).astype(np.str_),
         )
+
+
+#: SHA-256 of ``data/tiny_shakespeare.txt`` as published (see ``data/README.md``).
+TINY_SHAKESPEARE_SHA256 = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
+
+
+def load_tiny_shakespeare() -> str:
+    """Load "Tiny Shakespeare", the corpus of chapter 1's character-level transformer.
+
+    Provenance: ``data/tinyshakespeare/input.txt`` of Andrej Karpathy's repository
+    ``karpathy/char-rnn`` (commit 6f9487a, 2016), 1,115,394 characters of
+    dialogue from Shakespeare's plays (public domain), committed unchanged as
+    ``cosine_book/data/tiny_shakespeare.txt`` (see ``data/README.md``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> text = load_tiny_shakespeare()
+    >>> len(text), len(set(text)), text[:14]
+    (1115394, 65, 'First Citizen:')
+    """
+    from importlib import resources
+
+    raw = resources.files("cosine_book").joinpath("data", "tiny_shakespeare.txt").read_bytes()
+    return raw.decode("utf-8")
 
 
 def load_berkeley_admissions() -> BerkeleyAdmissions:
