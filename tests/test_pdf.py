@@ -210,6 +210,14 @@ def test_every_theorem_is_in_the_pdf_with_its_number(pdf_text):
     assert not missing, "not in the PDF as numbered in the book:\n" + "\n".join(missing)
 
 
+def test_bold_vectors_print_bold(pdf):
+    # \boldsymbol{x} and the all-ones vector \boldsymbol{1} (chapter 4) as the bold italic
+    # x and the bold digit one of the math font, not as a plain x and 1.
+    text = run("pdftotext", "-enc", "UTF-8", str(pdf), "-")
+    assert "\U0001d499" in text, "no bold italic x in the PDF: bold vectors print plain"
+    assert "\U0001d7cf" in text, "no bold digit one in the PDF: the all-ones vector prints as 1"
+
+
 def test_the_html_pages_link_to_the_pdf(pdf):
     if not (HTML / "index.html").exists():
         pytest.skip("no HTML book: run `make book` (it copies the PDF next to the pages)")

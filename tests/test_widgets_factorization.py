@@ -29,7 +29,7 @@ from cosine_book.factorization import (
 )
 from cosine_book.plotting.factorization import downsample, plot_cosine_heatmaps, rescaling_figure
 from cosine_book.widgets import rescaling_widget
-from cosine_book.widgets.core import LiveWidget, kernel_widget, static_html
+from cosine_book.widgets.core import LiveWidget, kernel_widget, static_html, typeset_minus
 from cosine_book.widgets.factorization import rescaling_readout, rescaling_spec
 
 
@@ -384,7 +384,7 @@ def test_static_frames_are_what_the_state_function_gives(small_html):
     for key in ("0,0", "0,8", "3,4", "2,6"):
         i, j = map(int, key.split(","))
         update = spec.state(log_lam=lam_values[i], alpha=alpha_values[j])
-        assert data["frames"][key]["readout"] == rescaling_readout(update)
+        assert data["frames"][key]["readout"] == typeset_minus(rescaling_readout(update))
     png = base64.b64decode(data["images"][0].split(",", 1)[1])
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert "<script src" not in fragment and "http" not in fragment

@@ -39,7 +39,7 @@ from cosine_book.plotting.optim import (  # noqa: E402
     plot_weights_and_profiles,
 )
 from cosine_book.widgets import truncation_explorer  # noqa: E402
-from cosine_book.widgets.core import LiveWidget, static_html  # noqa: E402
+from cosine_book.widgets.core import LiveWidget, static_html, typeset_minus  # noqa: E402
 from cosine_book.widgets.optim import (  # noqa: E402
     CHAPTER_PRESETS,
     OFF,
@@ -206,7 +206,7 @@ def test_static_html_frames_are_the_state_functions_readouts(runs):
         key = ",".join(
             str(control.values().index(setting[control.name])) for control in spec.controls
         )
-        expected = spec.readout(truncation_state(runs, **setting))
+        expected = typeset_minus(spec.readout(truncation_state(runs, **setting)))
         assert data["frames"][key]["readout"] == expected
         checked += 1
     assert checked == 30

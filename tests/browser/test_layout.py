@@ -14,6 +14,8 @@ For the intro and every chapter page:
   the controls offer has a frame, and the frame shown is the one for all controls;
 - no line starts with punctuation that belongs to the formula or link before it, at
   1280 and at 390 CSS pixels, and no page is wider than a phone's screen;
+- on a phone no page (chapters, references, API pages) is wider than the screen, and
+  an inline formula wider than the column scrolls instead of being cut off;
 - on a phone, no displayed formula of the intro or chapter 2 scrolls sideways, and one
   that scrolls elsewhere shows a cue (a shadow on the side with more to see); slider
   handles are at least 24 pixels tall on a touch screen;
@@ -37,6 +39,7 @@ from browser_support import (
     chapter_pages,
     guarded_context,
     slug,
+    toc_pages,
     watch,
 )
 from test_book_pages import SETTLE
@@ -150,6 +153,14 @@ PUNCTUATION_BREAKS = r"""
   }
   return out;
 }
+"""
+
+# Inline formulas wider than their box: each must scroll (not be cut off silently).
+CLIPPED_INLINE_FORMULAS = """
+() => [...document.querySelectorAll("article.bd-article span.math")]
+  .filter((el) => el.scrollWidth > el.clientWidth + 1)
+  .filter((el) => !["auto", "scroll"].includes(getComputedStyle(el).overflowX))
+  .map((el) => el.textContent.slice(0, 50))
 """
 
 SLIDER_HEIGHTS = """
@@ -281,6 +292,20 @@ def test_phone_shapes_formulas_and_slider_handles(browser, page_name):
             if height < 24:
                 problems.append(f"a slider is {height:.0f} px tall on a touch screen (< 24)")
         problems += [f"at 390 px: {line}" for line in tab.evaluate(PUNCTUATION_BREAKS)]
+        problems += log.problems()
+        assert not problems, "\n".join(problems)
+    finally:
+        tab.context.close()
+
+
+@pytest.mark.parametrize("page_name", [p for p in toc_pages() if p != "search.html"])
+def test_no_page_is_wider_than_a_phone_and_no_formula_is_cut_off(browser, page_name):
+    tab, log = open_page(browser, page_name, **PHONE)
+    try:
+        problems = [f"cut off: {text}" for text in tab.evaluate(CLIPPED_INLINE_FORMULAS)]
+        width = tab.evaluate("document.documentElement.scrollWidth")
+        if width > 391:
+            problems.append(f"the page is {width} px wide at 390 px")
         problems += log.problems()
         assert not problems, "\n".join(problems)
     finally:

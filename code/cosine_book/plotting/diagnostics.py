@@ -85,8 +85,11 @@ def shared_direction_figure(state: SharedDirectionState) -> Figure:
     # a strength off the sweep (the kernel slider) may raise it.
     shown = [_density(h, width) for h in (*raw.values(), *centred.values())]
     left.set_ylim(0.0, 1.05 * max(state.peak_density, *(float(np.max(d)) for d in shown)))
+    # Square-root scale: the tall peaks of a strong shared direction and the low,
+    # wide histograms without one both stay readable on the one axis.
+    left.set_yscale("function", functions=(np.sqrt, np.square))
     left.set_xlabel("cosine of a pair")
-    left.set_ylabel("density")
+    left.set_ylabel("density (square-root scale)")
     left.set_title(
         f"raw cosines at t = {state.strength:.2f}; mean {round(state.mean_cosine, 2) + 0.0:.2f}"
     )

@@ -342,7 +342,7 @@ def plot_spectrum(
     --------
     >>> fig = plot_spectrum({"A": [300.0, 120.0, 40.0]}, lam1=1e4, lam2=100.0, k=2)
     >>> [ax.get_ylabel() for ax in fig.axes]
-    ['singular value σ_i', 'share of σ_i kept']
+    ['singular value $\\sigma_i$', 'share of $\\sigma_i$ kept']
     >>> plt.close(fig)
     """
     if not isinstance(singular_values, dict) or not singular_values:
@@ -391,14 +391,14 @@ def plot_spectrum(
         )
     left.set_yscale("log")
     left.set_xlabel("index i")
-    left.set_ylabel("singular value σ_i")
+    left.set_ylabel(r"singular value $\sigma_i$")
     left.set_title("spectrum of X", fontsize=10)
     left.legend(fontsize=9, loc="upper right", bbox_to_anchor=(1.0, 0.9))
-    right.plot([], [], color=grey, label="obj. 1: f_i")
-    right.plot([], [], "--", color=grey, label="obj. 2: (1 − λ₂/σ_i)₊")
+    right.plot([], [], color=grey, label=r"obj. 1: $f_i$")
+    right.plot([], [], "--", color=grey, label=r"obj. 2: $(1 - \lambda_2/\sigma_i)_+$")
     right.set_ylim(-0.03, 1.03)
     right.set_xlabel("index i")
-    right.set_ylabel("share of σ_i kept")
+    right.set_ylabel(r"share of $\sigma_i$ kept")
     right.set_title("what the predictions keep", fontsize=10)
     right.legend(fontsize=9, loc="upper right")
     if k is not None:

@@ -55,7 +55,7 @@ def blocks_state(**values: float) -> BlockCosines:
 def _readout(state: BlockCosines) -> str:
     lower, upper = state.bounds()
     return (
-        f"global cosine {state.global_cosine:.3f}   rho {state.profile_cosine:.3f}   "
+        f"global cosine {state.global_cosine:.3f}   ρ {state.profile_cosine:.3f}   "
         f"interval [{lower:.3f}, {upper:.3f}]"
     )
 

@@ -32,6 +32,7 @@ import html
 import io
 import itertools
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,12 +41,46 @@ import numpy as np
 
 from cosine_book._validation import as_float_scalar
 
-__all__ = ["Choice", "LiveWidget", "Slider", "WidgetSpec", "kernel_widget", "static_html"]
+__all__ = [
+    "Choice",
+    "LiveWidget",
+    "Slider",
+    "WidgetSpec",
+    "kernel_widget",
+    "static_html",
+    "typeset_minus",
+]
 
 #: Display resolution of the frames of the HTML version (CSS pixels per inch of the
 #: figure size); they are drawn at ``FRAME_SCALE`` times as many pixels.
 FRAME_DPI = 80
 FRAME_SCALE = 2
+
+
+# A hyphen before a number (not inside a word such as "top-10"): a minus sign.
+_HYPHEN_MINUS = re.compile(r"(?<![\w.])-(?=\.?\d)")
+
+
+def typeset_minus(text: str) -> str:
+    """``text`` with the hyphens that stand for minus signs replaced by "−" (U+2212).
+
+    Matplotlib writes its tick labels with the minus sign; readouts, control values
+    and the figures' own titles and labels get the same through this function.
+
+    >>> typeset_minus("r = -0.49 in [-1, 1], top-10, B-A")
+    'r = −0.49 in [−1, 1], top-10, B-A'
+    """
+    return _HYPHEN_MINUS.sub("\u2212", text)
+
+
+def _typeset_figure(figure: Any) -> None:
+    """Minus signs in every text of ``figure`` (titles, labels, legends, annotations)."""
+    from matplotlib.text import Text
+
+    for text in figure.findobj(Text):
+        content = text.get_text()
+        if "-" in content and not content.startswith("$"):
+            text.set_text(typeset_minus(content))
 
 
 @dataclass(frozen=True)
@@ -101,8 +136,8 @@ class Slider:
         return tuple(sorted(set(chosen) | {float(self.default)}))
 
     def show(self, value: float) -> str:
-        """The value as the reader sees it beside the control."""
-        return format(value, self.readout_format)
+        """The value as the reader sees it beside the control (with a true minus sign)."""
+        return typeset_minus(format(value, self.readout_format))
 
 
 @dataclass(frozen=True)
@@ -261,7 +296,9 @@ class WidgetSpec:
         except ValueError as error:
             message = f"Not a valid setting: {error}"
             return None, _message_figure(message), message
-        return state, self.draw(state), self.readout(state) if self.readout else ""
+        figure = self.draw(state)
+        _typeset_figure(figure)
+        return state, figure, typeset_minus(self.readout(state)) if self.readout else ""
 
 
 def _message_figure(message: str) -> Any:
