@@ -167,7 +167,10 @@ class TrainingRun:
         Local, global cosine and :math:`\rho` against :math:`G_t`; the loss on the
         probe batch (training text) and on a fixed held-out batch, before the step.
     final_held_loss : float
-        Held-out loss after the last step.
+        Held-out loss after the last step (``inf`` if the run diverged).
+    diverged : bool
+        Whether the loss or the update stopped being finite; the run stops there and
+        the arrays hold ``nan`` from that step on.
     """
 
     optimizer: str
@@ -191,6 +194,7 @@ class TrainingRun:
     probe_loss: NDArray[np.float64]
     held_loss: NDArray[np.float64]
     final_held_loss: float
+    diverged: bool = False
     extra: dict = field(default_factory=dict)
 
     @property
@@ -313,8 +317,9 @@ def _train(
         key: np.full((steps, n), np.nan)
         for key in ("local", "raw_local", "weights", "update_norms", "gradient_norms")
     }
-    loss = np.empty(steps)
-    global_cosine, profile_cosine = np.empty(steps), np.empty(steps)
+    loss = np.full(steps, np.nan)
+    global_cosine, profile_cosine = np.full(steps, np.nan), np.full(steps, np.nan)
+    diverged = False
     probes: dict[str, list] = {k: [] for k in ("steps", "local", "global", "profile", "loss")}
     held_loss = []
     for step in range(steps):
@@ -328,6 +333,10 @@ def _train(
         optimizer.step()
         with torch.no_grad():
             update = [b - p for b, p in zip(before, parameters, strict=True)]
+            if not (np.isfinite(loss[step]) and all(torch.isfinite(u).all() for u in update)):
+                diverged = True
+                loss[step] = np.nan
+                break
             if threshold is not None:
                 record["raw_local"][step] = block_cosines(update, gradient).local
                 update = [
@@ -355,7 +364,7 @@ def _train(
             probes["profile"].append(against.profile_cosine)
             probes["loss"].append(probe_loss)
     with torch.no_grad():
-        final_held_loss = float(model.loss(*held))
+        final_held_loss = np.inf if diverged else float(model.loss(*held))
     return TrainingRun(
         optimizer=optimizer_name,
         learning_rate=learning_rate,
@@ -373,5 +382,6 @@ def _train(
         probe_loss=np.array(probes["loss"]),
         held_loss=np.array(held_loss),
         final_held_loss=final_held_loss,
+        diverged=diverged,
         **record,
     )
