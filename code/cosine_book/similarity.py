@@ -27,8 +27,10 @@ GPU, per shard and then added across devices), and returns the same
 accepts the arrays of any library that follows the Python Array API standard
 (PyTorch, JAX, CuPy, ... through ``array-api-compat``): it forms the three sums in
 that library, on the arrays' device, and only those numbers reach the host. NumPy
-input takes the compiled path described next; both routes end in the same code
-that turns sums into a :class:`BlockCosines`.
+input takes the compiled path described next, and so do contiguous PyTorch tensors
+in CPU memory, read in place (no copy) through a NumPy view; all routes end in the
+same code that turns sums into a :class:`BlockCosines`. Sums of shards on several
+processes: :func:`cosine_book.distributed.sharded_block_cosines`.
 
 .. rubric:: Numerical accuracy and reproducibility
 
@@ -55,7 +57,9 @@ Exact values that debugging code relies on: ``cosine(x, x) == 1.0``,
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -558,6 +562,77 @@ def _foreign_raw_sums(
     return float(total[0]), float(total[1]), float(total[2])
 
 
+def _cpu_tensor_view(value: Any) -> NDArray[Any] | None:
+    """A flat NumPy view (no copy) of a contiguous CPU PyTorch tensor of a real dtype, or None.
+
+    Only plain tensors and parameters qualify: subclasses such as DTensor keep their
+    own semantics, on the Array API path; so do bfloat16 (NumPy has no such dtype),
+    strided views and tensors on other devices.
+    """
+    torch = sys.modules.get("torch")  # a torch tensor exists only once torch is imported
+    if torch is None:
+        return None
+    tensor_types, viewable = _torch_kinds(torch)
+    if type(value) not in tensor_types or value.dtype not in viewable:
+        return None
+    if value.device.type != "cpu" or not value.is_contiguous():
+        return None
+    try:
+        return value.detach().numpy().reshape(-1)
+    except (RuntimeError, TypeError):  # e.g. a tensor with a pending negation bit
+        return None
+
+
+@functools.cache
+def _torch_kinds(torch: Any) -> tuple[tuple[type, ...], frozenset[Any]]:
+    """Plain PyTorch tensor types, and the dtypes NumPy reads without a copy (not bfloat16)."""
+    dtypes = ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
+    return (torch.Tensor, torch.nn.Parameter), frozenset(getattr(torch, d) for d in dtypes)
+
+
+def _cpu_tensor_pair(x: Any, y: Any, what: str) -> tuple[NDArray[Any], NDArray[Any]] | None:
+    """Flat NumPy views of a pair of CPU PyTorch tensors (checked as blocks), or None."""
+    x_view = _cpu_tensor_view(x)
+    y_view = None if x_view is None else _cpu_tensor_view(y)
+    if y_view is None:
+        return None
+    for tensor, view, side in ((x, x_view, "x"), (y, y_view, "y")):
+        if tensor.ndim == 0:
+            raise ValueError(_single_number_message(f"{what} of {side}"))
+        if view.size == 0:
+            raise ValueError(
+                f"{what} of {side} is empty (shape {tuple(tensor.shape)}); expected at "
+                "least one entry"
+            )
+    if tuple(x.shape) != tuple(y.shape):
+        raise ValueError(
+            f"{what} has shape {tuple(x.shape)} in x but {tuple(y.shape)} in y; "
+            "expected paired blocks of the same shape"
+        )
+    return x_view, y_view
+
+
+def _cpu_tensor_sums(x: NDArray[Any], y: NDArray[Any], what: str) -> _BlockSums:
+    """``_block_sums`` of views of CPU tensors: the same bits, with less work per block.
+
+    Tensors of a model are many and often small, so the fixed cost per block counts:
+    float32 and float64 pairs go straight to the kernel, and only a pair whose sums
+    are not finite or (float64) outside the safe range, or of another dtype, takes
+    ``_block_sums`` itself.
+    """
+    if x.dtype in _DIRECT and y.dtype in _DIRECT:
+        acc = np.zeros((2, 3, _LANES))
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            _accumulate(x, y, acc)
+            xx, yy, xy = (_lane_total(acc[0, row], acc[1, row]) for row in range(3))
+        if math.isfinite(xx) and math.isfinite(yy):
+            if x.dtype.itemsize == 4 and y.dtype.itemsize == 4:
+                return _BlockSums(1.0, 1.0, xx, yy, xy)
+            if _safe(xx, x) and _safe(yy, y):
+                return _BlockSums(1.0, 1.0, xx, yy, xy)
+    return _block_sums(x, y, what)  # the NumPy path's handling of the rare cases
+
+
 def _foreign_block_sums(xp: Any, x: Any, y: Any, what: str) -> _BlockSums:
     """``_block_sums`` for a block pair of another Array API library, computed in it."""
     _check_foreign_block(xp, x, f"{what} of x")
@@ -743,6 +818,15 @@ def block_cosines(
     needs rescaling) and go through the same code as
     :func:`block_cosines_from_sums`. The bit-for-bit reproducibility of the
     NumPy path is not promised there: the library chooses its summation order.
+    Contiguous PyTorch tensors in CPU memory (plain tensors and parameters of
+    dtype float16, float32, float64, integers or bool) are the exception: the
+    compiled kernel reads them in place through a NumPy view, so they give the
+    NumPy path's sums bit for bit, at about 1.2 to 1.4 times the time of one
+    ``torch.dot`` pass per tensor (``benchmarks/bench_torch.py``; forming float64
+    sums with PyTorch operations takes a cast copy of every slice and is tens of
+    times slower on a CPU). bfloat16, strided views, other devices and tensor
+    subclasses such as DTensor take the Array API route (for DTensors, see
+    :func:`cosine_book.distributed.sharded_block_cosines`).
     A PyTorch user passes the tensors themselves, for example::
 
         with torch.no_grad():
@@ -784,6 +868,10 @@ def block_cosines(
     sums = []
     for name, (x_value, y_value) in zip(names, pairs, strict=True):
         what = f"block {name!r}"
+        views = _cpu_tensor_pair(x_value, y_value, what)
+        if views is not None:  # CPU PyTorch tensors: the compiled kernel reads them in place
+            sums.append(_cpu_tensor_sums(*views, what))
+            continue
         xp = _pair_namespace(x_value, y_value, what)
         if xp is not None:  # PyTorch, JAX, CuPy, ...: the sums are formed there
             sums.append(_foreign_block_sums(xp, x_value, y_value, what))

@@ -30,7 +30,15 @@ from cosine_book.datasets import load_tiny_shakespeare
 from cosine_book.gpt import GPT, CharCorpus, GPTConfig
 from cosine_book.similarity import block_cosines
 
-__all__ = ["OPTIMIZERS", "TrainingRun", "make_optimizer", "train", "truncate_tensor"]
+__all__ = [
+    "OPTIMIZERS",
+    "TrainingRun",
+    "load_traces",
+    "make_optimizer",
+    "tensor_kind",
+    "train",
+    "truncate_tensor",
+]
 
 #: The optimizers of chapter 1, by name.
 OPTIMIZERS = ("SGD", "momentum", "AdamW", "Muon")
@@ -158,6 +166,8 @@ class TrainingRun:
         optimizer's update before truncation.
     weights, update_norms, gradient_norms : ndarray of shape (steps, n_tensors)
         The block decomposition's weights and block norms.
+    parameter_norms : ndarray of shape (steps, n_tensors)
+        Each tensor's norm before the step (the profile LAMB's trust ratio uses).
     global_cosine, profile_cosine : ndarray of shape (steps,)
         :math:`\cos(u_t, g_t)` and :math:`\rho_t`.
     probe_steps : ndarray of shape (n_probes,)
@@ -185,6 +195,7 @@ class TrainingRun:
     weights: NDArray[np.float64]
     update_norms: NDArray[np.float64]
     gradient_norms: NDArray[np.float64]
+    parameter_norms: NDArray[np.float64]
     global_cosine: NDArray[np.float64]
     profile_cosine: NDArray[np.float64]
     probe_steps: NDArray[np.int64]
@@ -201,6 +212,63 @@ class TrainingRun:
     def steps(self) -> int:
         """Number of recorded steps."""
         return len(self.loss)
+
+    @property
+    def lower_bound(self) -> NDArray[np.float64]:
+        r"""The lower end :math:`\rho_t \min_i c_{t,i}` of chapter 3's interval, per step."""
+        return self.profile_cosine * np.nanmin(self.local, axis=1)
+
+
+def tensor_kind(name: str) -> str:
+    """The kind of a :class:`~cosine_book.gpt.GPT` parameter tensor, by its name.
+
+    >>> [tensor_kind(n) for n in ("head.bias", "blocks.0.qkv.weight", "position_embedding.weight")]
+    ['norms and biases', 'attention', 'embeddings']
+    """
+    if name.endswith("bias") or "norm" in name:
+        return "norms and biases"
+    if "embedding" in name:
+        return "embeddings"
+    if name.startswith("head"):
+        return "head"
+    return "MLP" if ".mlp_" in name else "attention"
+
+
+def load_traces(path) -> dict[tuple[str, float | None], TrainingRun]:
+    """The per-step records stored by ``experiments/optimizer_sweep.py``, by run.
+
+    Returns ``(optimizer, threshold) -> TrainingRun`` (threshold ``None`` without
+    truncation); the probe fields are empty (the traces keep the per-step fields).
+    """
+    runs = {}
+    with np.load(path) as stored:
+        labels = sorted({name.split("/")[0] for name in stored.files})
+        for label in labels:
+            optimizer, rate, batch_size, seed, threshold = label.split("|")
+            field = {key: stored[f"{label}/{key}"] for key in (
+                "loss", "local", "raw_local", "weights", "global_cosine", "profile_cosine",
+                "update_norms", "gradient_norms")}  # fmt: skip
+            field = {key: value.astype(np.float64) for key, value in field.items()}
+            field["parameter_norms"] = np.full_like(field["local"], np.nan)
+            tau = None if threshold == "off" else float(threshold)
+            empty = np.empty(0)
+            runs[optimizer, tau] = TrainingRun(
+                optimizer=optimizer,
+                learning_rate=float(rate),
+                threshold=tau,
+                batch_size=int(batch_size),
+                seed=int(seed),
+                names=tuple(str(n) for n in stored[f"{label}/names"]),
+                probe_steps=np.empty(0, dtype=np.int64),
+                probe_local=np.empty((0, len(stored[f"{label}/names"]))),
+                probe_global=empty,
+                probe_profile=empty,
+                probe_loss=empty,
+                held_loss=empty,
+                final_held_loss=np.nan,
+                **field,
+            )
+    return runs
 
 
 _CORPUS: dict[str, CharCorpus] = {}
@@ -315,7 +383,14 @@ def _train(
     n = len(names)
     record = {
         key: np.full((steps, n), np.nan)
-        for key in ("local", "raw_local", "weights", "update_norms", "gradient_norms")
+        for key in (
+            "local",
+            "raw_local",
+            "weights",
+            "update_norms",
+            "gradient_norms",
+            "parameter_norms",
+        )
     }
     loss = np.full(steps, np.nan)
     global_cosine, profile_cosine = np.full(steps, np.nan), np.full(steps, np.nan)
@@ -330,6 +405,7 @@ def _train(
                 held_loss.append(float(model.loss(*held)))
         loss[step], gradient = _gradients(model, *corpus.batch(batch_size, config.context, batches))
         before = [p.detach().clone() for p in parameters]
+        record["parameter_norms"][step] = [float(torch.linalg.vector_norm(b)) for b in before]
         optimizer.step()
         with torch.no_grad():
             update = [b - p for b, p in zip(before, parameters, strict=True)]
