@@ -43,7 +43,7 @@ export PYTHONHASHSEED := 0
 # A user's MPLBACKEND would stop the kernels from using the inline backend.
 unexport MPLBACKEND
 
-.PHONY: help install book pdf pdf-test tex test browser-test lint format lab execute bench fuzz clean
+.PHONY: help install book pdf pdf-test tex test browser-test lint format lab execute experiments bench fuzz clean
 
 help:
 	@echo "make book     build the HTML book into _build/html"
@@ -53,6 +53,7 @@ help:
 	@echo "make browser-test  the built book and the chapters in JupyterLab, in headless Chromium"
 	@echo "make lab      open the notebooks in JupyterLab with working widgets"
 	@echo "make execute  re-execute every chapter notebook in place"
+	@echo "make experiments  chapter 1's optimizer sweep (results committed in experiments/)"
 	@echo "make bench    run the benchmarks under benchmarks/"
 	@echo "make fuzz     the unit and property tests with fresh random examples, many more of them"
 
@@ -177,6 +178,12 @@ lab: $(STAMP)
 execute: $(STAMP)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=600 --ExecutePreprocessor.startup_timeout=120 $(CHAPTERS)
+
+# Chapter 1's sweep (about ten minutes on 2 cores): the runs missing from
+# experiments/optimizer_sweep.csv (delete it to start over) and experiments/traces.npz,
+# which the chapter reads; then `make execute`.
+experiments: $(STAMP)
+	cd experiments && ../$(BIN)/python optimizer_sweep.py
 
 bench: $(STAMP)
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done

@@ -11,6 +11,10 @@ For each chapter's widget, built as the chapter builds it:
 - browser response: time from moving a control to the new frame, as measured by the
   browser test (``make browser-test`` writes ``_build/browser/widget_timings.json``;
   target 50 ms); shown when that file exists.
+
+Chapter 1's widget shows stored transformer runs, ``experiments/traces.npz`` (written
+by ``experiments/optimizer_sweep.py``); without that file its case is skipped, with a
+note.
 """
 
 from __future__ import annotations
@@ -28,22 +32,34 @@ from cosine_book.datasets import load_digits_split, make_clustered_interactions 
 from cosine_book.diagnostics import prepare_shared_direction  # noqa: E402
 from cosine_book.embeddings import hidden_features, train_embedding_model  # noqa: E402
 from cosine_book.factorization import gram_spectrum, prepare_rescaling_state  # noqa: E402
-from cosine_book.optim import book_optimizers, run_grid  # noqa: E402
+from cosine_book.gpt import GPT, parameter_table  # noqa: E402
 from cosine_book.plotting import use_book_style  # noqa: E402
+from cosine_book.training import load_traces  # noqa: E402
 from cosine_book.widgets.blocks import BOUNDS, TWO_BLOCKS  # noqa: E402
 from cosine_book.widgets.core import _figure_png, static_html  # noqa: E402
 from cosine_book.widgets.correlation import DECOMPOSITION, SIMPSON  # noqa: E402
 from cosine_book.widgets.diagnostics import shared_direction_spec  # noqa: E402
 from cosine_book.widgets.factorization import rescaling_spec  # noqa: E402
-from cosine_book.widgets.optim import truncation_spec  # noqa: E402
+from cosine_book.widgets.training import training_spec  # noqa: E402
 
-TIMINGS = Path(__file__).resolve().parent.parent / "_build" / "browser" / "widget_timings.json"
+ROOT = Path(__file__).resolve().parent.parent
+TIMINGS = ROOT / "_build" / "browser" / "widget_timings.json"
+TRACES = ROOT / "experiments" / "traces.npz"
+
+
+def chapter1_spec():
+    """Chapter 1's widget over the stored runs, or ``None`` (with a note) without them."""
+    if not TRACES.exists():
+        where = TRACES.relative_to(ROOT)
+        print(f"(chapter 1 skipped: no {where}; experiments/optimizer_sweep.py writes it)")
+        return None
+    runs = load_traces(TRACES)
+    return training_spec(runs, parameter_table(GPT()), initial=("AdamW", 0.8), step=150)
 
 
 def chapter_specs():
-    """The seven widgets' specs, with the data their chapters give them."""
+    """The seven widgets' specs, with the data their chapters give them (chapter 1's if stored)."""
     digits = load_digits_split()
-    runs = run_grid(digits, (None, 0.5, 0.8, 0.9), optimizers=book_optimizers(), steps=200, seed=0)
     model = train_embedding_model(
         digits.x_train, digits.y_train, digits.x_test, digits.y_test, objective="dot"
     )
@@ -51,8 +67,8 @@ def chapter_specs():
     state = prepare_rescaling_state(
         data.X, data.item_clusters, data.item_popularity, k=50, spectrum=gram_spectrum(data.X)
     )
-    return {
-        "chapter 1, truncation": truncation_spec(runs, initial=("Adam", 0.8), step=30),
+    specs = {
+        "chapter 1, training": chapter1_spec(),
         "chapter 2, two blocks": TWO_BLOCKS,
         "chapter 3, three blocks": BOUNDS,
         "chapter 4, two groups": DECOMPOSITION,
@@ -63,6 +79,7 @@ def chapter_specs():
             name="of the hidden layer",
         ),
     }
+    return {label: spec for label, spec in specs.items() if spec is not None}
 
 
 def kernel_update_ms(spec) -> tuple[list[float], list[float]]:

@@ -16,6 +16,9 @@ doctests with all three moved to an older CPU, and so requires the same outputs 
   non-FMA code, as on a CPU without FMA (their last bits differ for about one
   input in 1,500 to 10,000). NumPy's samplers (gamma, Dirichlet, Gumbel, normal tails) call
   these functions.
+- ``ATEN_CPU_CAPABILITY=default``: PyTorch's CPU kernels without vector instructions
+  (chapter 1 trains a transformer; its sums and ``exp``, ``tanh``, ``gelu`` then round
+  differently from the AVX2 and AVX-512 kernels a reader's CPU picks).
 
 It prints what it changed and checks, in a child process, that each change took
 effect. Usage: ``python tests/portability.py [PYTEST ARGS]``; arguments replace the
@@ -66,6 +69,12 @@ except ImportError:
     report["numba_cpu"] = None
 else:
     report["numba_cpu"] = config.CPU_NAME or "host"
+try:
+    import torch
+except ImportError:
+    report["torch_cpu"] = None
+else:
+    report["torch_cpu"] = torch.backends.cpu.get_cpu_capability()
 print(json.dumps(report))
 """
 
@@ -177,6 +186,11 @@ def portability_env(base: Mapping[str, str], host: Mapping) -> tuple[dict[str, s
         notes.append(f"GLIBC_TUNABLES={env['GLIBC_TUNABLES']} (libm without FMA code)")
     else:
         notes.append("GLIBC_TUNABLES not set (not x86-64 glibc, or no FMA to switch off)")
+    if host.get("torch_cpu") not in (None, "DEFAULT"):
+        env["ATEN_CPU_CAPABILITY"] = "default"
+        notes.append(f"ATEN_CPU_CAPABILITY=default (PyTorch kernels in use: {host['torch_cpu']})")
+    else:
+        notes.append(f"ATEN_CPU_CAPABILITY not set (PyTorch kernels: {host.get('torch_cpu')})")
     env["NUMBA_CPU_NAME"] = "generic"
     cache = Path(base.get("NUMBA_CACHE_DIR", ROOT / ".cache" / "numba"))
     env["NUMBA_CACHE_DIR"] = str(cache.with_name(cache.name + "-generic"))
@@ -200,6 +214,8 @@ def check_applied(env: Mapping[str, str], seen: Mapping, host: Mapping) -> list[
     core = env.get("OPENBLAS_CORETYPE")
     if core is not None and [c.lower() for c in seen["blas_cores"]] != [core.lower()]:
         problems.append(f"OpenBLAS reports cores {seen['blas_cores']}, not {core}")
+    if env.get("ATEN_CPU_CAPABILITY") == "default" and seen.get("torch_cpu") != "DEFAULT":
+        problems.append(f"PyTorch runs its {seen.get('torch_cpu')} kernels, not the default ones")
     if seen["numba_cpu"] not in (None, "generic"):
         problems.append(f"Numba compiles for {seen['numba_cpu']}, not generic")
     return problems

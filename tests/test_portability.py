@@ -25,9 +25,9 @@ import hashlib, json
 import numpy as np
 from cosine_book.correlation import GroupSpec, sample_with_moments, two_group_sample
 from cosine_book.datasets import load_digits_split, make_clustered_interactions
-from cosine_book.optim import init_mlp
 from cosine_book.portable import power
 from cosine_book.similarity import blocks_with, profiles_with_cosine, random_block_pair
+from cosine_book.training import shakespeare_corpus
 
 
 def digest(*arrays):
@@ -91,10 +91,16 @@ second = GroupSpec(n=60, x_mean=3.0, y_mean=-1.0, spread=0.5, correlation=0.4)
 out["chapters 4-5 groups"] = digest(*two_group_sample(first, second, seed=0)[:2])
 from cosine_book.portable import standard_normal
 out["normal draws"] = digest(standard_normal(np.random.default_rng(4), (2, 600_000)))
-# Chapters 1 and 7: the digits, the network's start, random scales.
+# Chapter 1: the transformer's first mini-batches (window starts are integer draws;
+# its initial weights come from torch's normal_, not promised bit-identical).
+import torch
+corpus, generator = shakespeare_corpus(), torch.Generator().manual_seed(1)
+out["chapter 1 batches"] = digest(*[
+    part.numpy() for _ in range(5) for part in corpus.batch(32, 64, generator)
+])
+# Chapter 7: the digits, random scales.
 digits = load_digits_split()
 out["digits"] = digest(digits.x_train, digits.x_test, digits.y_train, digits.y_test)
-out["chapter 1 init"] = digest(*init_mlp(seed=0).values())
 out["chapter 7 scales"] = digest(power(10.0, np.random.default_rng(7).uniform(-1, 1, 16)))
 print(json.dumps(out))
 """

@@ -9,7 +9,6 @@ import pytest
 import torch
 
 from cosine_book.gpt import GPT, CharCorpus, GPTConfig, parameter_table
-from cosine_book.optim import truncate_to_cosine
 from cosine_book.training import (
     OPTIMIZERS,
     make_optimizer,
@@ -73,19 +72,29 @@ def test_bad_input_names_the_argument(call, message):
         call()
 
 
-def test_truncation_matches_the_numpy_projection_and_reaches_the_threshold():
+def test_truncation_is_the_projection_onto_the_cone():
+    # Moreau's conditions: p in the cone, u - p orthogonal to p, and <u - p, v> <= 0
+    # for every v in the cone (sampled), in float32 and float64.
     rng = np.random.default_rng(0)
-    for _ in range(50):
-        u, g = rng.normal(size=(2, 7))
-        threshold = float(rng.uniform(0.0, 1.0))
-        expected = truncate_to_cosine(u, g, threshold)
-        got = truncate_tensor(torch.tensor(u), torch.tensor(g), threshold).numpy()
-        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
-        if np.any(got):
-            cosine = got @ g / np.linalg.norm(got) / np.linalg.norm(g)
-            assert cosine >= threshold - 1e-12
-    zero = torch.zeros(3)
-    assert torch.equal(truncate_tensor(torch.ones(3), zero, 0.5), torch.ones(3))
+    for dtype in (torch.float32, torch.float64):
+        for _ in range(40):
+            u, g = rng.normal(size=(2, 9))
+            threshold = float(rng.uniform(0.0, 1.0))
+            p = truncate_tensor(torch.tensor(u, dtype=dtype), torch.tensor(g, dtype=dtype),
+                                threshold)  # fmt: skip
+            assert p.dtype == dtype and p.shape == (9,)
+            p = p.double().numpy()
+            tol = 1e-5 if dtype == torch.float32 else 1e-10
+            if np.any(p):
+                assert p @ g / np.linalg.norm(p) / np.linalg.norm(g) >= threshold - tol
+            assert abs((u - p) @ p) <= tol * (u @ u)
+            g_hat = g / np.linalg.norm(g)
+            for _ in range(20):
+                w = rng.normal(size=9)
+                w -= (w @ g_hat) * g_hat
+                v = threshold * g_hat + np.sqrt(1 - threshold**2) * w / np.linalg.norm(w)
+                assert (u - p) @ v <= tol * np.linalg.norm(u)
+    assert torch.equal(truncate_tensor(torch.ones(3), torch.zeros(3), 0.5), torch.ones(3))
 
 
 def test_muon_takes_the_hidden_matrices_and_adamw_the_rest():

@@ -816,7 +816,7 @@ def embedding_gradient_error(
 ) -> float:
     r"""Largest gap between backpropagation and central finite differences.
 
-    As :func:`cosine_book.optim.max_gradient_error`, for the cross-entropy of an
+    :func:`cosine_book.optim.finite_difference_gap` on the cross-entropy of an
     embedding model: ``n_entries`` parameter entries drawn from
     ``default_rng(seed)`` across ``W1, b1, P, class_vectors`` (and ``bias`` for
     "dot"); for each, :math:`(L(\theta + h e) - L(\theta - h e)) / (2h)` with

@@ -18,7 +18,6 @@ what the raw optimizer made it. Chapter 1 uses this module; its sweeps are in
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +27,7 @@ from numpy.typing import NDArray
 from cosine_book._validation import as_float_scalar, as_int_scalar
 from cosine_book.datasets import load_tiny_shakespeare
 from cosine_book.gpt import GPT, CharCorpus, GPTConfig
+from cosine_book.optim import truncate_to_cosine
 from cosine_book.similarity import block_cosines
 
 __all__ = [
@@ -119,34 +119,24 @@ def truncate_tensor(update: torch.Tensor, gradient: torch.Tensor, threshold: flo
     r"""The nearest tensor to ``update`` whose cosine with ``gradient`` is at least ``threshold``.
 
     The projection of Theorem 1.1 onto the cone
-    :math:`\{v : \langle v, g\rangle \ge \tau \lVert v\rVert \lVert g\rVert\}`, in
-    float64: ``update`` itself if :math:`c = \cos(u, g) \ge \tau`; zero if
-    :math:`c \le -\sqrt{1-\tau^2}`; otherwise :math:`\langle u, d\rangle d` with
-    :math:`d = \tau \hat g + \sqrt{1-\tau^2}\, e` (:math:`e` the unit vector along
-    the part of :math:`u` orthogonal to :math:`g`), whose cosine with :math:`g`
-    is :math:`\tau`. A zero gradient leaves the update unchanged (no constraint).
+    :math:`\{v : \langle v, g\rangle \ge \tau \lVert v\rVert \lVert g\rVert\}`:
+    ``update`` itself if its cosine with ``gradient`` is at least :math:`\tau`, zero in
+    the polar cone, and otherwise the point on the cone's edge in the plane of the
+    two, whose cosine is :math:`\tau`. Computed in float64 by
+    :func:`cosine_book.optim.truncate_to_cosine` and returned in ``update``'s dtype.
+    A zero gradient leaves the update unchanged (there is no constraint).
 
     Examples
     --------
     >>> truncate_tensor(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.0]), 0.6)
     tensor([0.4800, 0.6400])
     """
-    u, g = update.double().flatten(), gradient.double().flatten()
-    g_norm, u_norm = torch.linalg.vector_norm(g), torch.linalg.vector_norm(u)
-    if g_norm == 0 or u_norm == 0:
+    g = gradient.detach().double().cpu().numpy()
+    if not np.any(g):
         return update.clone()
-    g_hat = g / g_norm
-    along = torch.dot(u, g_hat)
-    c = float(along / u_norm)
-    if c >= threshold:
-        return update.clone()
-    s = math.sqrt(1.0 - threshold * threshold)
-    if c <= -s:
-        return torch.zeros_like(update)
-    across = u - along * g_hat
-    e = across / torch.linalg.vector_norm(across)
-    d = threshold * g_hat + s * e
-    return (torch.dot(u, d) * d).reshape(update.shape).to(update.dtype)
+    u = update.detach().double().cpu().numpy()
+    projected = truncate_to_cosine(u, g, threshold)
+    return torch.from_numpy(projected).to(dtype=update.dtype, device=update.device)
 
 
 @dataclass

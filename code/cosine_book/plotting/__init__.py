@@ -11,7 +11,8 @@ plain Matplotlib calls, with the helpers below, or with the figures of one topic
   lists and the shared direction (chapter 7);
 - :mod:`cosine_book.plotting.factorization`: cosine matrices of embeddings
   (chapter 6);
-- :mod:`cosine_book.plotting.optim`: training runs and truncation (chapter 1).
+- :mod:`cosine_book.plotting.training`: the transformer's training runs and the
+  truncation cone (chapter 1).
 
 The widgets of :mod:`cosine_book.widgets` draw their figures with these
 functions, so a widget and a chapter figure look alike.

@@ -24,7 +24,7 @@ from cosine_book.widgets.blocks import bounds_widget, two_block_widget
 from cosine_book.widgets.correlation import decomposition_widget, simpson_widget
 from cosine_book.widgets.diagnostics import shared_direction_widget
 from cosine_book.widgets.factorization import rescaling_widget
-from cosine_book.widgets.optim import truncation_explorer
+from cosine_book.widgets.training import training_explorer
 
 __all__ = [
     "bounds_widget",  # chapter 3
@@ -32,6 +32,6 @@ __all__ = [
     "rescaling_widget",  # chapter 6
     "shared_direction_widget",  # chapter 7
     "simpson_widget",  # chapter 5
-    "truncation_explorer",  # chapter 1
+    "training_explorer",  # chapter 1
     "two_block_widget",  # chapter 2
 ]
