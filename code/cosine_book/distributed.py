@@ -124,10 +124,11 @@ def sharded_block_cosines(
     everybody's sums by the number of copies instead would be inexact (a sum of
     three equal numbers, divided by 3, rounds), and wrong if the copies differ.
 
-    *The update.* The update is :math:`\Delta\theta = \theta_{after} -
-    \theta_{before}` around ``optimizer.step()``: it includes each parameter
-    group's learning rate and AdamW's weight decay
-    :math:`-\eta\lambda\theta`, which the raw ``exp_avg / sqrt(exp_avg_sq)`` of the
+    *The update.* Chapter 1's update is :math:`u = \theta_{before} -
+    \theta_{after}` around ``optimizer.step()`` (the step taken is :math:`-u`, so
+    :math:`u` agrees with the gradient when it points downhill): it includes each
+    parameter group's learning rate and AdamW's weight decay
+    :math:`\eta\lambda\theta`, which the raw ``exp_avg / sqrt(exp_avg_sq)`` of the
     optimizer's state leaves out. Taking the difference costs one copy of this
     rank's parameter shards (``p.detach().clone()`` before the step), not of the
     model; rebuilding it from the state instead matches only to rounding.
@@ -160,7 +161,7 @@ def sharded_block_cosines(
 
         before = {n: p.detach().clone() for n, p in model.named_parameters()}
         optimizer.step()
-        update = {n: p.detach() - before[n] for n, p in model.named_parameters()}
+        update = {n: before[n] - p.detach() for n, p in model.named_parameters()}
         grads = {n: p.grad for n, p in model.named_parameters()}
         result = sharded_block_cosines(update, grads)
     """
