@@ -54,7 +54,7 @@ def training_spec(
     runs: Mapping[RunKey, TrainingRun],
     sizes: Mapping[str, int],
     *,
-    steps: Sequence[int] = (0, 10, 50, 100, 150, 199),
+    steps: Sequence[int] = (0, 20, 100, 199),
     initial: RunKey = ("AdamW", None),
     step: int = 150,
 ) -> WidgetSpec:
