@@ -22,15 +22,15 @@ def load_sweep():
 
 def test_the_results_file_covers_the_sweep():
     sweep = load_sweep()
-    rows = pd.read_csv(sweep.RESULTS, comment="#")
-    labels = {sweep.row_label(row) for row in rows.fillna("").to_dict("records")}
+    rows = pd.read_csv(sweep.RESULTS, comment="#", dtype=str, keep_default_na=False)
+    labels = {sweep.row_label(row) for row in rows.to_dict("records")}
     for name, rates in sweep.RATES.items():
         for rate in rates:
             for batch in sweep.BATCH_SIZES:
                 for seed in sweep.SEEDS:
                     assert sweep.label(name, rate, batch, seed, None) in labels
-    truncated = rows[rows["threshold"].notna()]
-    assert set(truncated["threshold"]) == set(sweep.THRESHOLDS)
+    truncated = rows[rows["threshold"] != ""]
+    assert {float(t) for t in truncated["threshold"]} == set(sweep.THRESHOLDS)
     assert len(truncated) == len(sweep.RATES) * len(sweep.BATCH_SIZES) * len(sweep.SEEDS) * 2
     assert sweep.TRACES.exists()
 
@@ -38,7 +38,7 @@ def test_the_results_file_covers_the_sweep():
 @pytest.mark.parametrize("setting", [("momentum", 0.03, 8, 1, None), ("AdamW", 0.001, 8, 0, 0.8)])
 def test_a_row_of_the_sweep_reproduces(setting):
     sweep = load_sweep()
-    rows = pd.read_csv(sweep.RESULTS, comment="#").fillna("")
+    rows = pd.read_csv(sweep.RESULTS, comment="#", dtype=str, keep_default_na=False)
     stored = next(
         row for row in rows.to_dict("records") if sweep.row_label(row) == sweep.label(*setting)
     )

@@ -55,25 +55,27 @@ def draw_training_step(run: TrainingRun, step: int, sizes: dict[str, int]) -> Fi
     fig, (left, right) = plt.subplots(
         1, 2, figsize=(8.2, 3.9), width_ratios=[1.15, 1.0], layout="none"
     )
-    fig.subplots_adjust(left=0.075, right=0.985, top=0.9, bottom=0.3, wspace=0.24)
+    fig.subplots_adjust(left=0.09, right=0.985, top=0.9, bottom=0.3, wspace=0.24)
     entries = np.array([sizes[name] for name in run.names], dtype=float)
     local, raw, weights = run.local[step], run.raw_local[step], run.weights[step]
     kinds = [tensor_kind(name) for name in run.names]
     if run.threshold is not None:
         left.scatter(entries, raw, s=22, facecolors="none", edgecolors="0.6", lw=0.8)
-    area = 30 + 900 * weights / max(float(np.nanmax(weights)), 1e-12)
+    area = 12 + 260 * np.nan_to_num(weights) / max(float(np.nanmax(weights)), 1e-12)
     for kind, style in KIND_STYLES.items():
         chosen = np.array([k == kind for k in kinds])
         left.scatter(
-            entries[chosen], local[chosen], s=area[chosen], alpha=0.75, label=kind,
+            entries[chosen], local[chosen], s=area[chosen], alpha=0.8,
             edgecolors="white", lw=0.5, **style,
         )  # fmt: skip
+        left.scatter([], [], s=30, label=kind, **style)  # a legend entry of fixed size
     bound = run.profile_cosine[step] * np.nanmin(local)
     left.axhline(run.global_cosine[step], color=PALETTE["global"], lw=2)
     left.axhline(bound, color=PALETTE["bound"], lw=2, ls="--")
     if run.threshold is not None:
         left.axhline(run.threshold, color="black", lw=1, ls=":")
     left.set_xscale("log")
+    left.set_xlim(0.6 * float(entries.min()), 1.8 * float(entries.max()))
     low = min(-0.1, float(np.nanmin(np.concatenate([local, raw]))) - 0.05)
     left.set_ylim(low, 1.05)
     left.set_xlabel("entries in the tensor")
@@ -82,7 +84,7 @@ def draw_training_step(run: TrainingRun, step: int, sizes: dict[str, int]) -> Fi
         f"step {step}: global {run.global_cosine[step]:.2f}, ρ = {run.profile_cosine[step]:.2f}"
     )
     left.legend(
-        loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=3, fontsize=9, markerscale=0.6,
+        loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=3, fontsize=9,
         handletextpad=0.2, columnspacing=0.8,
     )  # fmt: skip
 

@@ -32,6 +32,8 @@ def _state(
     key = (optimizer, None if threshold == OFF else float(threshold))
     if key not in runs:
         raise ValueError(f"runs has no run {key}; expected one of {sorted(runs, key=str)}")
+    if isinstance(step, float) and step.is_integer():
+        step = int(step)  # the slider's values are floats
     step = as_int_scalar(step, "step", minimum=0, maximum=runs[key].steps - 1)
     return runs[key], step
 
