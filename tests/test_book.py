@@ -251,9 +251,15 @@ def test_portability_env_changes_cpu_blas_core_and_numba_target():
     assert env["NUMBA_CPU_NAME"] == "generic"
     assert env["NUMBA_CACHE_DIR"] != base["NUMBA_CACHE_DIR"]
     assert Path(env["NUMBA_CACHE_DIR"]).is_relative_to(ROOT)
-    assert len(notes) == 4
-    # No FMA in the (made-up) features: the C library's switch is left alone.
+    assert len(notes) == 5
+    # No FMA in the (made-up) features: the C library's switch is left alone; no
+    # PyTorch reported: its switch too.
     assert "GLIBC_TUNABLES" not in env
+    assert "ATEN_CPU_CAPABILITY" not in env
+    with_torch, _ = portability.portability_env(base, {**host, "torch_cpu": "AVX512"})
+    assert with_torch["ATEN_CPU_CAPABILITY"] == "default"
+    already, _ = portability.portability_env(base, {**host, "torch_cpu": "DEFAULT"})
+    assert "ATEN_CPU_CAPABILITY" not in already
     # A CPU that already runs Sandybridge kernels falls back to Nehalem; no AVX, no
     # Sandybridge; no OpenBLAS, no core.
     assert portability.older_blas_core("SandyBridge", host["features"]) == "Nehalem"
