@@ -37,6 +37,8 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 __all__ = ["KeepPunctuation", "keep_punctuation_with_inline_elements", "setup"]
 
 NOBR = "lgc-nobr"
+# Longest one-word element kept whole with its punctuation (characters).
+LONGEST_KEPT = 24
 # Punctuation that closes onto what precedes it, and that opens onto what follows.
 CLOSING = re.compile(r"^[.,;:!?)\]\u2019\u201d\u2026]+")
 OPENING = re.compile(r"[(\[\u2018\u201c]+$")
@@ -51,8 +53,15 @@ INLINE = (
 
 
 def _unbreakable(node: nodes.Node) -> bool:
-    """Whether a browser would not break inside ``node`` anyway (a formula, one word)."""
-    return isinstance(node, nodes.math) or not re.search(r"[ \t\n]", node.astext())
+    """Whether a browser would not break inside ``node`` anyway (a formula, one word).
+
+    A long code name (a dotted path) is left alone: on a phone it must be free to
+    break inside, which a no-break span would forbid.
+    """
+    if isinstance(node, nodes.math):
+        return True
+    text = node.astext()
+    return not re.search(r"[ \t\n]", text) and len(text) <= LONGEST_KEPT
 
 
 def _wrap(parent: nodes.Element, index: int) -> nodes.inline:
