@@ -6,9 +6,13 @@ Run by ``make experiments`` (about ten minutes on 2 cores); writes
 and widget show. Rows already in the CSV are kept, so an interrupted sweep resumes.
 ``tests/test_experiments.py`` re-runs one row and checks it reproduces.
 
-Stage 1 trains every optimizer at four learning rates, three seeds and two batch
-sizes. Stage 2 takes each optimizer's best rate (lowest held-out loss, averaged over
-seeds, per batch size) and trains it again with truncation at each threshold.
+Stage 1 trains every optimizer at four to six learning rates, three seeds and two
+batch sizes. Stage 2 takes each optimizer's best rate (lowest held-out loss, averaged
+over seeds, per batch size) and trains it again with truncation at each threshold.
+Stage 3 re-runs the best-rate runs without truncation, comparing the update with the
+gradient of the 128 probe windows every ten steps (stages 1 and 2 do so every 40
+steps, and their CSV columns ``probe_*`` average only the probes of the last third,
+step 160).
 """
 
 from __future__ import annotations
@@ -172,6 +176,34 @@ def run_stage(settings: list[tuple], rows: list[dict], traces: dict) -> None:
 TRACED: set = set()
 
 
+PROBES = HERE / "probes.csv"
+PROBE_DENSE = 10
+
+
+def run_probes(settings: tuple) -> list[dict]:
+    """One best-rate run, probed every ``PROBE_DENSE`` steps: a row per probe."""
+    optimizer, rate, batch_size, seed, _ = settings
+    run = train(
+        optimizer, rate, steps=STEPS, batch_size=batch_size, seed=seed,
+        probe_every=PROBE_DENSE, probe_windows=PROBE_WINDOWS,
+    )  # fmt: skip
+    return [
+        {
+            "optimizer": optimizer,
+            "learning_rate": f"{rate:g}",
+            "batch_size": batch_size,
+            "seed": seed,
+            "step": int(step),
+            "batch_global": f"{run.global_cosine[step]:.6f}",
+            "probe_global": f"{probe:.6f}",
+            "probe_profile": f"{profile:.6f}",
+        }  # fmt: skip
+        for step, probe, profile in zip(
+            run.probe_steps, run.probe_global, run.probe_profile, strict=True
+        )
+    ]
+
+
 def main() -> None:
     """Stage 1, the best rates, stage 2 and the traces (see the module docstring)."""
     rows = read_rows()
@@ -213,6 +245,22 @@ def main() -> None:
         for field, value in trace.items()
     }
     np.savez_compressed(TRACES, **arrays)
+    if not PROBES.exists():
+        settings = [
+            (optimizer, best[optimizer, batch_size], batch_size, seed, None)
+            for optimizer in RATES
+            for batch_size in BATCH_SIZES
+            for seed in SEEDS
+        ]
+        with get_context("spawn").Pool(2) as pool:
+            rows = [row for runs in pool.map(run_probes, settings) for row in runs]
+        with PROBES.open("w", newline="") as handle:
+            handle.write(
+                f"# experiments/optimizer_sweep.py stage 3: probes every {PROBE_DENSE} steps\n"
+            )
+            writer = csv.DictWriter(handle, list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
 
 
 if __name__ == "__main__":

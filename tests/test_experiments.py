@@ -33,6 +33,10 @@ def test_the_results_file_covers_the_sweep():
     assert {float(t) for t in truncated["threshold"]} == set(sweep.THRESHOLDS)
     assert len(truncated) == len(sweep.RATES) * len(sweep.BATCH_SIZES) * len(sweep.SEEDS) * 2
     assert sweep.TRACES.exists()
+    probes = pd.read_csv(sweep.PROBES, comment="#")
+    runs = probes.groupby(["optimizer", "batch_size", "seed"]).size()
+    assert len(runs) == len(sweep.RATES) * len(sweep.BATCH_SIZES) * len(sweep.SEEDS)
+    assert (runs == sweep.STEPS // sweep.PROBE_DENSE).all()
 
 
 @pytest.mark.parametrize("setting", [("momentum", 0.03, 8, 1, None), ("AdamW", 0.001, 8, 0, 0.8)])

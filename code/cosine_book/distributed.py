@@ -118,8 +118,9 @@ def sharded_block_cosines(
     per rank. So the result equals ``block_cosines`` of the whole tensors to about
     ``1e-15`` relative, not bit for bit (the order of the additions differs).
 
-    *Replicated tensors count once.* A plain tensor is taken from rank 0 of
-    ``group`` only, and a DTensor from the ranks whose coordinate is 0 on every
+    *Replicated tensors count once.* A plain tensor is assumed to be the same on
+    every rank (it is not compared: that would cost a copy and a collective per
+    tensor) and is taken from rank 0 of ``group`` only, and a DTensor from the ranks whose coordinate is 0 on every
     mesh dimension where it is ``Replicate()``; the other ranks add zeros. Dividing
     everybody's sums by the number of copies instead would be inexact (a sum of
     three equal numbers, divided by 3, rounds), and wrong if the copies differ.
