@@ -216,6 +216,7 @@ def test_bold_vectors_print_bold(pdf):
     text = run("pdftotext", "-enc", "UTF-8", str(pdf), "-")
     assert "\U0001d499" in text, "no bold italic x in the PDF: bold vectors print plain"
     assert "\U0001d7cf" in text, "no bold digit one in the PDF: the all-ones vector prints as 1"
+    assert "\U0001d7ce" in text, "no bold digit zero in the PDF: the zero vector prints as 0"
 
 
 def test_the_html_pages_link_to_the_pdf(pdf):
