@@ -1,5 +1,8 @@
 """sharded_block_cosines in real gloo jobs of 2, 3 and 4 processes on this machine.
 
+Also chapter 1's FSDP2 script, ``experiments/fsdp_cosines.py``, as the chapter runs it
+(torchrun, 2 ranks, 3 steps here).
+
 Each world size is one job (tests/distributed_worker.py), started once for the module:
 process start and the torch import cost seconds per rank, so every case of a world size
 runs in the same job and the tests below read what each rank recorded. A hang would be
@@ -23,11 +26,33 @@ import torch
 
 from cosine_book import similarity
 from cosine_book.distributed import sharded_block_cosines
+from cosine_book.gpt import GPT, GPTConfig
 from cosine_book.similarity import block_cosines
 
 WORKER = Path(__file__).with_name("distributed_worker.py")
+FSDP_SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "fsdp_cosines.py"
 DEADLINE = 180  # seconds for one job; about 8 s (2 ranks) to 20 s (4 ranks) on 2 cores
 FIELDS = ("local", "x_norms", "y_norms", "weights")
+
+
+def run_bounded(command: list[str], what: str) -> str:
+    """Run ``command`` in its own process group, killed whole after ``DEADLINE``; its stdout."""
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, to end it whole
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=DEADLINE)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail(f"the {what} job did not finish within {DEADLINE} s (a hang?)")
+    assert process.returncode == 0, f"the {what} job failed:\n{stderr[-3000:]}"
+    return stdout
 
 
 @pytest.fixture(scope="module")
@@ -38,21 +63,7 @@ def job(tmp_path_factory):
     def run(world: int) -> list[dict]:
         if world not in done:
             out = tmp_path_factory.mktemp(f"world{world}")
-            process = subprocess.Popen(
-                [sys.executable, str(WORKER), str(world), str(out)],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                start_new_session=True,  # its own process group, to end it whole
-                env={**os.environ, "OMP_NUM_THREADS": "1"},
-            )
-            try:
-                _, stderr = process.communicate(timeout=DEADLINE)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.communicate()
-                pytest.fail(f"the {world}-rank job did not finish within {DEADLINE} s (a hang?)")
-            assert process.returncode == 0, f"the {world}-rank job failed:\n{stderr[-3000:]}"
+            run_bounded([sys.executable, str(WORKER), str(world), str(out)], f"{world}-rank")
             done[world] = [
                 json.loads((out / f"rank{rank}.json").read_text()) for rank in range(world)
             ]
@@ -250,3 +261,30 @@ def test_cpu_tensors_are_read_in_place_with_numpys_bits():
 def test_cpu_tensor_blocks_refused_as_numpy_blocks_are(x, y, message):
     with pytest.raises(ValueError, match=message):
         block_cosines([x], [y])
+
+
+@pytest.fixture(scope="module")
+def fsdp_output() -> str:
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    command += ["--nproc-per-node", "2", str(FSDP_SCRIPT), "--steps", "3"]
+    return run_bounded(command, "FSDP2 script's 2-rank")
+
+
+def test_fsdp_script_prints_one_row_per_tensor(fsdp_output):
+    names = list(dict(GPT(GPTConfig()).named_parameters()))
+    rows = [line.split() for line in fsdp_output.splitlines()]
+    rows = [row for row in rows if row and row[0] in names]
+    assert [row[0] for row in rows] == names
+    assert len(rows) == 30
+    assert all(len(row) == 5 for row in rows)  # name, then local and weight twice
+    for row in rows:  # FSDP2 and one process print the same digits
+        assert row[1:3] == row[3:5], row
+
+
+def test_fsdp_script_equals_single_process(fsdp_output):
+    assert "largest difference below 1e-4: True" in fsdp_output.splitlines()
+
+
+def test_fsdp_script_lines_fit_the_book(fsdp_output):
+    assert max(len(line) for line in fsdp_output.splitlines()) <= 79
+    assert "global cosine" in fsdp_output and "rho" in fsdp_output

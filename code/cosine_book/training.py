@@ -18,7 +18,7 @@ what the raw optimizer made it. Chapter 1 uses this module; its sweeps are in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -196,7 +196,6 @@ class TrainingRun:
     held_loss: NDArray[np.float64]
     final_held_loss: float
     diverged: bool = False
-    extra: dict = field(default_factory=dict)
 
     @property
     def steps(self) -> int:
