@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 OFFLINE := _offline
 OFFLINE_STAMP := $(OFFLINE)/.stamp
 CHAPTERS := $(sort $(wildcard chapters/*.ipynb))
-LINTED := conftest.py code tests benchmarks chapters extensions
+LINTED := conftest.py code tests benchmarks chapters extensions experiments
 # Pinned MathJax, so that the maths renders with no CDN.
 NPM_ASSETS := mathjax@3.2.2
 # The book's icon (_config.yml: html.favicon), so that browsers ask no static server for

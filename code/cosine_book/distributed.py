@@ -120,8 +120,9 @@ def sharded_block_cosines(
 
     *Replicated tensors count once.* A plain tensor is assumed to be the same on
     every rank (it is not compared: that would cost a copy and a collective per
-    tensor) and is taken from rank 0 of ``group`` only, and a DTensor from the ranks whose coordinate is 0 on every
-    mesh dimension where it is ``Replicate()``; the other ranks add zeros. Dividing
+    tensor) and is taken from rank 0 of ``group`` only, and a DTensor from the
+    ranks whose coordinate is 0 on every mesh dimension where it is
+    ``Replicate()``; the other ranks add zeros. Dividing
     everybody's sums by the number of copies instead would be inexact (a sum of
     three equal numbers, divided by 3, rounds), and wrong if the copies differ.
 
