@@ -12,9 +12,11 @@ in the same run:
   PyTorch CPU tensors took before they were read in place by the compiled kernel.
 
 Reported as ratios (robust to the machine's speed). Target: block_cosines within 1.5x
-of the dot pass. On a shared virtual machine the ratio moves by up to 20 % between
-runs: read it over a few runs. The global cosine of each route is printed against a
-float64 reference (NumPy, whole vectors) to show what float32 accumulation costs.
+of the dot pass, which PyTorch runs on all its threads; block_cosines shares a large
+batch of tensors between the CPUs by whole tensors. On a shared virtual machine the
+ratio moves by up to 30 % between runs: read it over a few runs. The global cosine
+of each route is printed against a float64 reference (NumPy, whole vectors) to show
+what float32 accumulation costs.
 """
 
 from __future__ import annotations

@@ -249,6 +249,41 @@ def test_cpu_tensors_are_read_in_place_with_numpys_bits():
         assert similarity._cpu_tensor_view(other) is None  # take the Array API path
 
 
+@pytest.mark.parametrize("threaded_entries", [1, 1 << 40])
+def test_cpu_tensor_batches_give_the_same_bits_threaded_or_not(monkeypatch, threaded_entries):
+    # Many tensors are summed in batches by dtype, split between threads when large:
+    # every block must keep the bits of its own NumPy-path sums, whatever the split,
+    # and the blocks that need the rare paths (mixed dtypes, float16, float64 sums
+    # outside the safe range, a NaN) must still take them, in their places.
+    monkeypatch.setattr(similarity, "_THREADED_ENTRIES", threaded_entries)
+    generator = torch.Generator().manual_seed(3)
+    x, y = {}, {}
+    for i, size in enumerate([1, 31, 33, 8192, 8193, 70_001, 5, 3000]):
+        x[f"f32_{i}"] = torch.randn(size, generator=generator) * 10.0 ** (i - 3)
+        y[f"f32_{i}"] = torch.randn(size, generator=generator)
+    x["f64"], y["f64"] = torch.randn(40, generator=generator).double(), torch.ones(40).double()
+    x["huge"] = torch.randn(9, generator=generator).double() * 1e200
+    y["huge"] = torch.randn(9, generator=generator).double() * 1e-200
+    x["mixed"], y["mixed"] = torch.ones(7), torch.arange(7.0).double()
+    x["half"], y["half"] = torch.ones(5).half(), torch.arange(5.0).half()
+    from_torch = block_cosines(x, y)
+    for name in x:
+        alone = block_cosines([x[name].numpy()], [y[name].numpy()])
+        index = from_torch.names.index(name)
+        np.testing.assert_array_equal(from_torch.local[index], alone.local[0])
+        np.testing.assert_array_equal(from_torch.x_norms[index], alone.x_norms[0])
+        np.testing.assert_array_equal(from_torch.y_norms[index], alone.y_norms[0])
+    x["f32_3"][17] = math.nan
+    with pytest.raises(ValueError, match=r"block 'f32_3' of x contains NaN"):
+        block_cosines(x, y)
+
+
+def test_split_points_balance_entries():
+    assert similarity._split_points([10, 10, 10, 10], 2) == [0, 2, 4]
+    assert similarity._split_points([100, 1, 1, 1], 2) == [0, 1, 4]
+    assert similarity._split_points([1, 1, 1, 100], 3) == [0, 4, 4, 4]
+
+
 @pytest.mark.parametrize(
     ("x", "y", "message"),
     [

@@ -823,12 +823,12 @@ def neumaier(totals, compensations, lane, value):
     totals[lane] = new
 
 
-def lane_order_sums(x, y, block_size=8192, lanes=16):
+def lane_order_sums(x, y, block_size=8192, lanes=32):
     """Reference in plain Python of the documented order.
 
-    Entry i goes to lane i % 16 and lanes add in index order; after every 8192
-    entries and after the last full group of 16, lane sums are added to running
-    totals with Neumaier's compensation and restart at zero; the last n % 16 entries
+    Entry i goes to lane i % 32 and lanes add in index order; after every 8192
+    entries and after the last full group of 32, lane sums are added to running
+    totals with Neumaier's compensation and restart at zero; the last n % 32 entries
     are added to the totals of lanes 0, 1, ... the same way; finally all totals and
     compensations are added exactly (math.fsum).
     """
@@ -855,7 +855,7 @@ def lane_order_sums(x, y, block_size=8192, lanes=16):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32])
-@pytest.mark.parametrize("size", [1, 3, 4, 7, 1000, 70_001])
+@pytest.mark.parametrize("size", [1, 3, 4, 7, 31, 33, 1000, 70_001])
 def test_sums_follow_the_documented_order_bit_for_bit(dtype, size):
     # The order is fixed by the code, not by the CPU: the compiled kernel must agree
     # with a plain-Python evaluation of the same order to the last bit, for every
@@ -875,3 +875,50 @@ def test_chunked_and_direct_paths_agree_bit_for_bit():
     ints = rng.integers(-1000, 1000, size=100_003)
     floats = ints.astype(np.float64)
     assert similarity._raw_sums(ints, ints[::-1]) == similarity._raw_sums(floats, floats[::-1])
+
+
+finite_floats = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            finite_floats,
+            st.sampled_from([1e308, -1e308, 1e-308, 5e-324, 1.0, -1.0, 2.0**53, 1e16]),
+        ),
+        min_size=1,
+        max_size=64,
+    )
+)
+def test_compiled_exact_sum_is_math_fsum(values):
+    # The compiled sum replaces math.fsum for batches of blocks: the same bits,
+    # half-way cases of the final rounding included; an overflow gives a value
+    # that is not finite (math.fsum raises).
+    array = np.array(values, dtype=np.float64)
+    try:
+        expected = math.fsum(values)
+    except OverflowError:
+        assert not math.isfinite(similarity._exact_sum(array))
+        return
+    assert similarity._exact_sum(array) == expected  # (the sign of a zero aside)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [1.0, 1e100, 1.0, -1e100],
+        [1e16, 1.0, 1e-16],  # a half-way case settled by the partial below
+        [2.0**53, 1.0, -(2.0**-52)],
+        [0.1] * 10,
+        [-0.0, -0.0],
+        [math.nan, 1.0],
+        [math.inf, -math.inf],
+    ],
+)
+def test_compiled_exact_sum_examples(values):
+    array = np.array(values)
+    if not all(map(math.isfinite, values)):
+        assert math.isnan(similarity._exact_sum(array))
+        return
+    assert similarity._exact_sum(array) == math.fsum(values)

@@ -37,13 +37,17 @@ processes: :func:`cosine_book.distributed.sharded_block_cosines`.
 All sums are accumulated in float64, whatever the input dtype (float16,
 float32, float64, integers, booleans), by one compiled pass (Numba) that reads
 each block once and forms all three sums of a block pair. The order of every
-addition is fixed by the code: entry ``i`` goes to accumulator ``i % 16``, each
+addition is fixed by the code: entry ``i`` goes to accumulator ``i % 32``, each
 accumulator's sum of 8192 entries is added to a running total with compensation,
-and the totals are added exactly (``math.fsum``), with no fast-math reassociation
-and no fused multiply-add (the tests check the kernel against a plain-Python
-evaluation of that order). Numba stays because it is the simplest fast way to a
-float64 sum of float32 input: the pass takes about 1.4 times one ``np.dot`` pass
-(``benchmarks/bench_similarity.py``), where NumPy's ``einsum`` or ``vecdot`` with
+and the totals are added exactly (``math.fsum``, or a compiled copy of it), with no
+fast-math reassociation and no fused multiply-add (the tests check the kernel
+against a plain-Python evaluation of that order). Contiguous float32 and float64
+blocks, NumPy arrays or CPU tensors, are summed in one compiled call per thread,
+and a batch of more than four million entries is shared between the CPUs by whole
+blocks, so the bits never depend on the number of threads. Numba stays because it
+is the simplest fast way to a float64 sum of float32 input: 200 blocks of 50
+million entries take about 1.2 times one ``np.dot`` pass per block
+(``benchmarks/bench_similarity.py``, two CPUs), where NumPy's ``einsum`` or ``vecdot`` with
 ``dtype=float64`` take about 10 times. For float64 blocks whose sums of squares
 would leave the safe range (entries near ``1e300`` or ``1e-300``), the block is
 first divided by a power of two near its largest entry, which is exact; each norm
@@ -59,8 +63,10 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,10 +101,12 @@ __all__ = [
 _TINY = 1e-150
 _HUGE = 1e150
 # Number of independent accumulators of the compiled kernel. Fixing it fixes the
-# order of every addition, so results do not depend on the CPU's vector width; 16
-# float64 lanes fill an AVX-512 register pair and keep the pass near np.dot's speed
-# (benchmarks/bench_similarity.py).
-_LANES = 16
+# order of every addition, so results do not depend on the CPU's vector width. The
+# lanes live in memory, and each pass over them waits for the previous one's
+# stores: 32 lanes (four AVX-512 registers) halve the number of such waits per entry
+# against 16 and make the pass a third faster, near memory speed
+# (benchmarks/bench_similarity.py, benchmarks/bench_torch.py).
+_LANES = 32
 # The kernel sums blocks of this many entries in its lanes, then adds the block
 # sums with compensation: the rounding error grows with _BLOCK, not with the size.
 _BLOCK = 8192
@@ -106,6 +114,10 @@ _BLOCK = 8192
 # _BLOCK, so that chunking does not change the order of the additions), which keeps
 # the extra memory a fixed few hundred kilobytes whatever the block size.
 _CHUNK = 1 << 15
+# Many CPU tensors are summed in one compiled call per thread; a batch of at least
+# this many entries is split between threads (each pair is still summed whole by
+# one thread, so the split never changes a bit of the result).
+_THREADED_ENTRIES = 1 << 22
 # Sums given by the caller may violate Cauchy-Schwarz by rounding: a block's
 # |<x_i, y_i>| may exceed ||x_i|| ||y_i|| by this relative amount (room for sums
 # accumulated in float32: about 100 float32 roundings), and its cosine is then
@@ -214,11 +226,11 @@ def _accumulate(
 ) -> None:  # pragma: no cover (compiled)
     """Add the sums of x*x, y*y and x*y of one stretch to ``acc``, in a fixed order.
 
-    Entry ``i`` goes to lane ``i % 16``, and each lane adds in index order. After
-    every ``_BLOCK`` entries, and after the last full group of 16, each lane's sum is
-    added to its running total ``acc[0]`` (shape 3 x 16) with Neumaier's
+    Entry ``i`` goes to lane ``i % 32``, and each lane adds in index order. After
+    every ``_BLOCK`` entries, and after the last full group of 32, each lane's sum is
+    added to its running total ``acc[0]`` (shape 3 x 32) with Neumaier's
     compensation, kept in ``acc[1]``, and the lane restarts at zero; the last
-    ``n % 16`` entries are added to the totals of lanes 0, 1, ... the same way. So
+    ``n % 32`` entries are added to the totals of lanes 0, 1, ... the same way. So
     the rounding error grows with the block length, not with the length of the
     vector. The order of every operation is fixed by this code: no fast-math flags,
     so the compiler may put lanes in vector registers but may not reorder an
@@ -226,24 +238,24 @@ def _accumulate(
     A stretch must start at a multiple of ``_BLOCK``.
     """
     n = x.size
-    full = n - n % 16
+    full = n - n % _LANES
     # Local accumulators: the compiler sees that they alias nothing, and vectorises.
     totals = acc[0].copy()
     compensations = acc[1].copy()
-    xx = np.zeros(16)
-    yy = np.zeros(16)
-    xy = np.zeros(16)
-    for i in range(0, full, 16):
-        for j in range(16):
+    xx = np.zeros(_LANES)
+    yy = np.zeros(_LANES)
+    xy = np.zeros(_LANES)
+    for i in range(0, full, _LANES):
+        for j in range(_LANES):
             a = np.float64(x[i + j])
             b = np.float64(y[i + j])
             xx[j] += a * a
             yy[j] += b * b
             xy[j] += a * b
-        if (i + 16) % 8192 == 0 or i + 16 == full:
+        if (i + _LANES) % _BLOCK == 0 or i + _LANES == full:
             for row in range(3):
                 lanes = xx if row == 0 else (yy if row == 1 else xy)
-                for lane in range(16):
+                for lane in range(_LANES):
                     _neumaier(totals, compensations, row, lane, lanes[lane])
                     lanes[lane] = 0.0
     for i in range(full, n):
@@ -276,10 +288,77 @@ def _neumaier(
 
 def _lane_total(sums: NDArray[np.float64], compensations: NDArray[np.float64]) -> float:
     """The lanes' totals and compensations added exactly, then rounded once (``math.fsum``)."""
-    values = [*sums.tolist(), *compensations.tolist()]
-    if not all(map(math.isfinite, values)):
-        return float(sum(values))  # overflow or NaN: the caller sees it in the result
-    return math.fsum(values)
+    return float(_exact_sum(np.concatenate((sums, compensations))))
+
+
+@numba.njit(cache=True, nogil=True)
+def _exact_sum(values: NDArray[np.float64]) -> float:  # pragma: no cover (compiled)
+    """``math.fsum(values)`` bit for bit, compiled: the exact sum rounded once.
+
+    CPython's algorithm (Shewchuk's partials, then the half-way correction of the
+    final rounding), so that a batch of blocks needs no call back to Python. With a
+    NaN or an infinity among the values, or if the exact sum overflows, the plain
+    sum in index order is returned, and an infinity if the partials overflow: the
+    caller sees a result that is not finite.
+    """
+    plain = 0.0
+    for value in values:
+        plain += value
+    if not np.isfinite(plain):
+        return plain
+    partials = np.empty(values.size + 1)
+    count = 0
+    for value in values:
+        x = value
+        kept = 0
+        for j in range(count):
+            y = partials[j]
+            if abs(x) < abs(y):
+                x, y = y, x
+            high = x + y
+            low = y - (high - x)
+            if low != 0.0:
+                partials[kept] = low
+                kept += 1
+            x = high
+        count = kept
+        if x != 0.0:
+            if not np.isfinite(x):
+                return x  # an intermediate overflow (math.fsum raises): not finite
+            partials[count] = x
+            count += 1
+    high = 0.0
+    low = 0.0
+    if count > 0:
+        count -= 1
+        high = partials[count]
+        while count > 0:
+            x = high
+            count -= 1
+            y = partials[count]
+            high = x + y
+            low = y - (high - x)
+            if low != 0.0:
+                break
+        # Round half-way cases as the exact sum (the partials below) says.
+        if count > 0 and (
+            (low < 0.0 and partials[count - 1] < 0.0) or (low > 0.0 and partials[count - 1] > 0.0)
+        ):
+            y = low * 2.0
+            x = high + y
+            if y == x - high:
+                high = x
+    return high
+
+
+@numba.njit(cache=True, nogil=True)
+def _lane_totals(acc: NDArray[np.float64]) -> NDArray[np.float64]:  # pragma: no cover
+    """``_lane_total`` of each row of each block: shape (n, 2, 3, lanes) to (n, 3)."""
+    totals = np.empty((acc.shape[0], 3))
+    for k in range(acc.shape[0]):
+        for row in range(3):
+            totals[k, row] = _exact_sum(np.concatenate((acc[k, 0, row], acc[k, 1, row])))
+    return totals
 
 
 # Dtypes the compiled kernel reads directly; others are cast chunk by chunk.
@@ -613,24 +692,111 @@ def _cpu_tensor_pair(x: Any, y: Any, what: str) -> tuple[NDArray[Any], NDArray[A
 
 
 def _cpu_tensor_sums(x: NDArray[Any], y: NDArray[Any], what: str) -> _BlockSums:
-    """``_block_sums`` of views of CPU tensors: the same bits, with less work per block.
+    """``_block_sums`` of one pair of views of CPU tensors: the same bits.
 
-    Tensors of a model are many and often small, so the fixed cost per block counts:
-    float32 and float64 pairs go straight to the kernel, and only a pair whose sums
-    are not finite or (float64) outside the safe range, or of another dtype, takes
+    float32 and float64 pairs go straight to the kernel; only a pair whose sums are
+    not finite or (float64) outside the safe range, or of another dtype, takes
     ``_block_sums`` itself.
     """
     if x.dtype in _DIRECT and y.dtype in _DIRECT:
         acc = np.zeros((2, 3, _LANES))
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             _accumulate(x, y, acc)
-            xx, yy, xy = (_lane_total(acc[0, row], acc[1, row]) for row in range(3))
-        if math.isfinite(xx) and math.isfinite(yy):
-            if x.dtype.itemsize == 4 and y.dtype.itemsize == 4:
-                return _BlockSums(1.0, 1.0, xx, yy, xy)
-            if _safe(xx, x) and _safe(yy, y):
-                return _BlockSums(1.0, 1.0, xx, yy, xy)
+        totals = (_lane_total(acc[0, row], acc[1, row]) for row in range(3))
+        sums = _checked_sums((x, y), *totals)
+        if sums is not None:
+            return sums
     return _block_sums(x, y, what)  # the NumPy path's handling of the rare cases
+
+
+@numba.njit(cache=True, nogil=True)
+def _accumulate_many(
+    xs: Any, ys: Any, acc: NDArray[np.float64], start: int, stop: int
+) -> None:  # pragma: no cover (compiled)
+    """``_accumulate(xs[k], ys[k], acc[k])`` for ``start <= k < stop``, in one call."""
+    for k in range(start, stop):
+        _accumulate(xs[k], ys[k], acc[k])
+
+
+@functools.cache
+def _worker_pool() -> ThreadPoolExecutor | None:
+    """Threads besides the caller's for large batches; None on a single CPU."""
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    workers = min(available, 4) - 1
+    return ThreadPoolExecutor(workers, "cosine_book") if workers > 0 else None
+
+
+def _split_points(sizes: list[int], parts: int) -> list[int]:
+    """Cut points that give ``parts`` consecutive runs of blocks of about equal entries."""
+    running = np.cumsum(sizes)
+    targets = running[-1] * np.arange(1, parts) / parts
+    cuts = np.searchsorted(running, targets, side="left") + 1
+    return [0, *np.minimum(cuts, len(sizes)).tolist(), len(sizes)]
+
+
+def _batch_sums(
+    views: list[tuple[NDArray[Any], NDArray[Any]]],
+) -> NDArray[np.float64]:
+    """The sums of x*x, y*y and x*y of many same-dtype view pairs, shape (n, 3).
+
+    Tensors of a model are many and often small, so one compiled call per thread
+    replaces one call per block; on two or more CPUs a large batch is split into runs
+    of whole blocks summed in parallel (the kernel releases the GIL). Each block is
+    summed by the same code in the same order either way: the bits do not change.
+    """
+    xs, ys = numba.typed.List(), numba.typed.List()
+    for x, y in views:
+        xs.append(x)
+        ys.append(y)
+    acc = np.zeros((len(views), 2, 3, _LANES))
+    sizes = [x.size for x, _ in views]
+    pool = _worker_pool()
+    parts = 1 if pool is None else min(pool._max_workers + 1, len(views))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        if parts == 1 or sum(sizes) < _THREADED_ENTRIES:
+            _accumulate_many(xs, ys, acc, 0, len(views))
+        else:
+            cuts = _split_points(sizes, parts)
+            futures = [
+                pool.submit(_accumulate_many, xs, ys, acc, cuts[i], cuts[i + 1])
+                for i in range(1, parts)
+            ]
+            _accumulate_many(xs, ys, acc, cuts[0], cuts[1])
+            for future in futures:
+                future.result()
+    return _lane_totals(acc)
+
+
+def _contiguous_sums_many(
+    views: list[tuple[NDArray[Any], NDArray[Any]]], whats: list[str]
+) -> list[_BlockSums]:
+    """``_cpu_tensor_sums`` of many view pairs: float32 and float64 pairs in batches."""
+    sums: list[_BlockSums | None] = [None] * len(views)
+    batches: dict[tuple[Any, Any], list[int]] = {}
+    for index, (x, y) in enumerate(views):
+        if x.dtype in _DIRECT and x.dtype == y.dtype:
+            batches.setdefault((x.dtype, y.dtype), []).append(index)
+    for indices in batches.values():
+        totals = _batch_sums([views[i] for i in indices]).tolist()
+        for index, (xx, yy, xy) in zip(indices, totals, strict=True):
+            sums[index] = _checked_sums(views[index], xx, yy, xy)
+    return [
+        value if value is not None else _cpu_tensor_sums(*views[i], whats[i])
+        for i, value in enumerate(sums)
+    ]
+
+
+def _checked_sums(
+    view: tuple[NDArray[Any], NDArray[Any]], xx: float, yy: float, xy: float
+) -> _BlockSums | None:
+    """A view pair's block sums, or None when the pair needs ``_block_sums``."""
+    x, y = view
+    if not (math.isfinite(xx) and math.isfinite(yy)):
+        return None
+    narrow = x.dtype.itemsize == 4 and y.dtype.itemsize == 4
+    if narrow or (_safe(xx, x) and _safe(yy, y)):
+        return _BlockSums(1.0, 1.0, xx, yy, xy)
+    return None
 
 
 def _foreign_block_sums(xp: Any, x: Any, y: Any, what: str) -> _BlockSums:
@@ -821,10 +987,10 @@ def block_cosines(
     Contiguous PyTorch tensors in CPU memory (plain tensors and parameters of
     dtype float16, float32, float64, integers or bool) are the exception: the
     compiled kernel reads them in place through a NumPy view, so they give the
-    NumPy path's sums bit for bit, at about 1.2 to 1.4 times the time of one
-    ``torch.dot`` pass per tensor (``benchmarks/bench_torch.py``; forming float64
-    sums with PyTorch operations takes a cast copy of every slice and is tens of
-    times slower on a CPU). bfloat16, strided views, other devices and tensor
+    NumPy path's sums bit for bit, at about 1.3 to 1.7 times the time of one
+    ``torch.dot`` pass per tensor (``benchmarks/bench_torch.py``, two CPUs;
+    forming float64 sums with PyTorch operations takes a cast copy of every slice
+    and is tens of times slower on a CPU). bfloat16, strided views, other devices and tensor
     subclasses such as DTensor take the Array API route (for DTensors, see
     :func:`cosine_book.distributed.sharded_block_cosines`).
     A PyTorch user passes the tensors themselves, for example::
@@ -865,12 +1031,16 @@ def block_cosines(
     0.948683
     """
     names, pairs = _pair_blocks(x_blocks, y_blocks)
-    sums = []
+    sums: list[_BlockSums | None] = []
+    contiguous_pairs, contiguous_whats, contiguous_slots = [], [], []
     for name, (x_value, y_value) in zip(names, pairs, strict=True):
         what = f"block {name!r}"
         views = _cpu_tensor_pair(x_value, y_value, what)
         if views is not None:  # CPU PyTorch tensors: the compiled kernel reads them in place
-            sums.append(_cpu_tensor_sums(*views, what))
+            contiguous_pairs.append(views)
+            contiguous_whats.append(what)
+            contiguous_slots.append(len(sums))
+            sums.append(None)  # filled below, all such tensors in one batch
             continue
         xp = _pair_namespace(x_value, y_value, what)
         if xp is not None:  # PyTorch, JAX, CuPy, ...: the sums are formed there
@@ -884,8 +1054,18 @@ def block_cosines(
                 f"{what} has shape {x_shape} in x but {y_shape} in y; "
                 "expected paired blocks of the same shape"
             )
+        if x_array.flags.c_contiguous and y_array.flags.c_contiguous:
+            contiguous_pairs.append((x_array, y_array))  # batched with the tensors
+            contiguous_whats.append(what)
+            contiguous_slots.append(len(sums))
+            sums.append(None)
+            continue
         sums.append(_block_sums(x_array, y_array, what))
-    return _combine(names, sums)
+    if contiguous_pairs:
+        contiguous_sums = _contiguous_sums_many(contiguous_pairs, contiguous_whats)
+        for slot, value in zip(contiguous_slots, contiguous_sums, strict=True):
+            sums[slot] = value
+    return _combine(names, sums)  # type: ignore[arg-type]
 
 
 def block_cosines_from_sums(
