@@ -40,6 +40,12 @@ export JUPYTER_CONFIG_DIR := $(CACHE)/jupyter/config
 export JUPYTER_DATA_DIR := $(CACHE)/jupyter/data
 export JUPYTER_RUNTIME_DIR := $(CACHE)/jupyter/runtime
 export PYTHONHASHSEED := 0
+# Models load from installed packages: the hubs' libraries must never reach for a network.
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export HF_HUB_DISABLE_TELEMETRY := 1
+export HF_HUB_DISABLE_PROGRESS_BARS := 1
 # A user's MPLBACKEND would stop the kernels from using the inline backend.
 unexport MPLBACKEND
 

