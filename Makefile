@@ -189,6 +189,8 @@ execute: $(STAMP)
 # experiments/optimizer_sweep.csv (delete it to start over) and experiments/traces.npz,
 # which the chapter reads; then `make execute`.
 experiments: $(STAMP)
+	cd experiments && ../$(BIN)/python netflix_sweep.py
+	cd experiments && ../$(BIN)/python ch7_sweeps.py
 	cd experiments && ../$(BIN)/python optimizer_sweep.py
 
 bench: $(STAMP)

@@ -25,7 +25,6 @@ from sklearn.metrics import roc_auc_score
 matplotlib.use("Agg")
 
 from cosine_book.cluster_recovery import pair_auc  # noqa: E402
-from cosine_book.datasets import make_clustered_interactions  # noqa: E402
 from cosine_book.factorization import (  # noqa: E402
     fit_objective1,
     fit_objective2,
@@ -35,6 +34,7 @@ from cosine_book.factorization import (  # noqa: E402
     prepare_rescaling_state,
 )
 from cosine_book.plotting import use_book_style  # noqa: E402
+from cosine_book.simulation import make_clustered_interactions  # noqa: E402
 from cosine_book.widgets.core import _figure_png, static_html  # noqa: E402
 from cosine_book.widgets.factorization import rescaling_spec  # noqa: E402
 

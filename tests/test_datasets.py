@@ -19,9 +19,9 @@ from cosine_book.datasets import (
     load_movielens,
     load_sentence_model,
     load_tiny_shakespeare,
-    make_clustered_interactions,
 )
 from cosine_book.factorization import cosine_matrix
+from cosine_book.simulation import make_clustered_interactions
 
 
 def test_tiny_shakespeare_is_the_published_file():

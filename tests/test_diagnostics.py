@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 import scipy.sparse
+import torch
 from bad_inputs import masked, with_entry
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -16,6 +19,7 @@ from cosine_book import diagnostics
 from cosine_book.diagnostics import (
     EmbeddingReport,
     PairDiagnosis,
+    RowDiagnoses,
     centered_cosine_matrix,
     diagnose_pair,
     embedding_report,
@@ -99,14 +103,15 @@ def brute_neighbours(S, k):
 
 
 def test_diagnose_pair_same_object_view_copy():
-    a = np.array([[1.0, -2.0], [3.0, 0.5]])
+    a = np.array([1.0, -2.0, 3.0, 0.5])
     same = diagnose_pair(a, a)
     assert isinstance(same, PairDiagnosis)
     assert same.same_object and same.shares_memory and same.identical
     assert same.cosine == 1.0 and same.positive_multiple == 1.0
     assert same.verdict.startswith("the same array compared with itself")
+    assert (same.kind, same.factor, same.precision) == ("same object", 1.0, "float64")
 
-    for view in (a[:], a.reshape(4), a.T.T, a.view()):
+    for view in (a[:], a.reshape(2, 2).reshape(4), a[::-1][::-1], a.view()):
         result = diagnose_pair(a, view)
         assert not result.same_object and result.shares_memory
         assert result.verdict.startswith("two views of the same memory (the same entries)")
@@ -154,9 +159,10 @@ def test_diagnose_pair_multiples():
     assert negative.positive_multiple is None
     assert negative.verdict.startswith("a negative multiple (factor κ = -3)")
     assert negative.cosine == pytest.approx(-1.0, abs=4 * EPS)
-    # The same flat values in another shape: a multiple with factor 1, not a copy.
-    reshaped = diagnose_pair(a[:4], a[:4].copy().reshape(2, 2))
-    assert not reshaped.identical and reshaped.positive_multiple == 1.0
+    assert (negative.kind, negative.factor) == ("negative multiple", -3.0)
+    # Another shape is refused (never silently flattened): see the bad-input table.
+    with pytest.raises(ValueError, match="pass axis=-1"):
+        diagnose_pair(a[:4], a[:4].copy().reshape(2, 2))
 
 
 def test_diagnose_pair_generic_and_nearly_parallel():
@@ -236,6 +242,188 @@ def test_diagnose_pair_generic_pairs_are_not_multiples(a, data):
         np.testing.assert_allclose(b, result.positive_multiple * a, rtol=0, atol=tol)
     if result.verdict.startswith("different directions"):
         assert abs(result.cosine) < 1 - 1e-9
+
+
+# Multiples and near-duplicates at every precision (review of chapters 6-7, items 9 and 10)
+
+UNIT = {np.float16: 2.0**-11, np.float32: 2.0**-24, np.float64: 2.0**-53}
+FACTORS = [0.3, 1 / 3, 2.5, 1e-3, 1e3, 7.0, -0.3, -1 / 3, -2.5, -1e-3, -1e3, -1.0]
+
+
+@st.composite
+def typed_vectors(draw, max_size=300):
+    """A float16, float32 or float64 vector of 1..300 entries in [-50, 50], subnormals included."""
+    dtype = draw(st.sampled_from([np.float16, np.float32, np.float64]))
+    size = draw(st.integers(1, max_size))
+    width = np.finfo(dtype).bits
+    values = draw(hnp.arrays(dtype, size, elements=st.floats(-50, 50, width=width)))
+    if not values.any():
+        values[draw(st.integers(0, size - 1))] = 1.5
+    return values
+
+
+def bumped(values, index, ulps):
+    """A copy of ``values`` with entry ``index`` moved ``ulps`` units in the last place outwards."""
+    moved = values.copy()
+    moved.view(np.dtype(f"i{moved.itemsize}"))[index] += ulps
+    return moved
+
+
+def normal_in_both(a, b):
+    """Entries where both vectors hold normal numbers (there the rounding is relative)."""
+    tiny = np.finfo(a.dtype).smallest_normal
+    return np.flatnonzero((np.abs(a) >= tiny) & (np.abs(b) >= tiny))
+
+
+@settings(max_examples=150, deadline=None)
+@given(typed_vectors(), st.sampled_from(FACTORS))
+def test_diagnose_pair_recognises_multiples_at_every_precision(a, factor):
+    b = a * factor  # computed in a's dtype, as in PyTorch
+    assume(b.any())
+    result = diagnose_pair(a, b)
+    assert result.precision == a.dtype.name
+    if np.array_equal(a, b):
+        assert result.kind == "equal"
+        return
+    sign = "positive" if factor > 0 else "negative"
+    assert result.kind == f"{sign} multiple"
+    assert result.verdict.startswith(f"a {sign} multiple")
+    if a.dtype != np.float64:
+        assert f"up to {a.dtype.name} rounding" in result.verdict
+    assert (result.positive_multiple is not None) == (factor > 0)
+    if normal_in_both(a, b).size:
+        # The factor is the scalar rounded to a's dtype, read to within 2u, then shortened.
+        assert result.factor == pytest.approx(factor, rel=5 * UNIT[a.dtype.type])
+
+
+@settings(max_examples=150, deadline=None)
+@given(typed_vectors(), st.sampled_from(FACTORS), st.data())
+def test_diagnose_pair_near_duplicates_are_not_multiples(a, factor, data):
+    b = a * factor
+    entries = normal_in_both(a, b)
+    assume(entries.size >= 2)
+    # One entry moved by more than two roundings allow (and the check's margin in float64).
+    ulps = 20 if a.dtype == np.float64 else 8
+    near = bumped(b, data.draw(st.sampled_from(entries.tolist())), ulps)
+    assume(np.isfinite(near).all())
+    result = diagnose_pair(a, near)
+    assert result.factor is None and result.positive_multiple is None
+    assert result.kind in ("nearly parallel", "nearly opposite", "different")
+    assert "so cosine" not in result.verdict
+    gap = 1 - abs(result.cosine)
+    rounds = f"which rounds to {'1' if result.cosine > 0 else '-1'} in {a.dtype.name}"
+    assert (rounds in result.verdict) == (0 < gap <= UNIT[a.dtype.type] / 2)
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_float32_multiples_are_recognised(library):
+    # Review item 10: 0.3 * a, a / 3 and 2.5 * a in float32 were "not a multiple".
+    a = np.random.default_rng(0).normal(size=256).astype(np.float32)
+    if library == "torch":
+        a = torch.from_numpy(a)
+    for b, factor in ((0.3 * a, 0.3), (a / 3, 1 / 3), (2.5 * a, 2.5), (-0.3 * a, -0.3)):
+        result = diagnose_pair(a, b)
+        assert result.precision == "float32"
+        assert result.kind == ("positive multiple" if factor > 0 else "negative multiple")
+        assert result.factor == pytest.approx(factor, rel=4 * UNIT[np.float32])
+    assert diagnose_pair(a, 0.3 * a).factor == 0.3  # the shortest decimal, not 0.30000001...
+
+
+def test_float32_near_duplicates_are_not_multiples():
+    # Review item 9: a + 1e-4 * noise has a cosine that rounds to 1 in float32.
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        a = rng.normal(size=256).astype(np.float32)
+        b = a + (1e-4 * rng.normal(size=256)).astype(np.float32)
+        result = diagnose_pair(a, b)
+        assert result.kind == "nearly parallel" and result.factor is None
+        assert "which rounds to 1 in float32" in result.verdict
+        assert "more than float32 rounding allows" in result.verdict
+
+
+def test_bfloat16_tensors():
+    t = torch.randn(300, generator=torch.Generator().manual_seed(0)).to(torch.bfloat16)
+    for b, factor in ((0.3 * t, 0.3), (t / 3, 1 / 3), (-2.5 * t, -2.5)):
+        result = diagnose_pair(t, b)
+        assert result.precision == "bfloat16"
+        assert result.factor == pytest.approx(factor, rel=5 * 2.0**-8)
+        assert "up to bfloat16 rounding" in result.verdict
+    moved = t.clone()
+    moved.view(torch.int16)[7] += 8
+    assert diagnose_pair(t, moved).factor is None
+    assert diagnose_pair(t, t).kind == "same object"
+    assert diagnose_pair(t, t[:]).kind == "shared memory"
+    assert diagnose_pair(t, t.clone()).kind == "equal"
+    assert diagnose_pair(t[:3], t[1:4]).shares_memory
+    grad = torch.ones(3, dtype=torch.bfloat16, requires_grad=True)
+    assert diagnose_pair(grad, [2.0, 2.0, 2.0]).factor == 2.0
+
+
+def test_mixed_dtypes_use_the_narrower_precision():
+    a = np.random.default_rng(2).normal(size=50)
+    half = (0.3 * a).astype(np.float16)
+    result = diagnose_pair(a, half)
+    assert result.precision == "float16" and result.kind == "positive multiple"
+    assert "up to float16 rounding, the precision of b" in result.verdict
+    assert "the precision of a" in diagnose_pair(half, a).verdict
+    assert diagnose_pair([1, 2, 3], np.float32([2, 4, 6])).precision == "float32"
+    assert diagnose_pair([1, 2, 3], [2.0, 4.0, 6.0]).precision == "float64"
+
+
+def test_row_mode():
+    A = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 0.0], [1.0, 1.0]])
+    B = np.array([[2.0, 4.0], [-3.0, -4.0], [0.0, 1.0], [1.0, 1.0]])
+    rows = diagnose_pair(A, B, axis=-1)
+    assert isinstance(rows, RowDiagnoses) and len(rows) == 4
+    assert rows.kinds == ("positive multiple", "negative multiple", "orthogonal", "equal")
+    assert rows.counts == {
+        "equal": 1,
+        "positive multiple": 1,
+        "negative multiple": 1,
+        "orthogonal": 1,
+    }
+    assert str(rows) == (
+        "4 row pairs (float64): 1 equal, 1 positive multiple, 1 negative multiple, 1 orthogonal"
+    )
+    assert rows[0].factor == 2.0 and [pair.kind for pair in rows] == list(rows.kinds)
+    np.testing.assert_array_equal(rows.cosines, [1.0, -1.0, 0.0, 1.0])
+    assert diagnose_pair(A, B, axis=1) == rows
+    assert diagnose_pair(A, A, axis=-1).counts == {"same object": 4}
+    assert diagnose_pair(A, A[:], axis=-1).counts == {"shared memory": 4}
+
+
+def test_row_mode_matches_torch_dim_minus_one():
+    generator = torch.Generator().manual_seed(3)
+    A = torch.randn(6, 16, generator=generator)
+    B = torch.randn(6, 16, generator=generator)
+    B[:3] = A[:3] * torch.tensor([[0.3], [-2.0], [1 / 3]])
+    rows = diagnose_pair(A, B, axis=-1)
+    expected = torch.nn.functional.cosine_similarity(A.double(), B.double(), dim=-1)
+    np.testing.assert_allclose(rows.cosines, expected.numpy(), rtol=1e-12, atol=1e-15)
+    assert rows.kinds[:3] == ("positive multiple", "negative multiple", "positive multiple")
+    assert rows.precision == "float32"
+    for i, pair in enumerate(rows):
+        assert pair == diagnose_pair(A[i], B[i])
+
+
+@PROPERTY_SETTINGS
+@given(embeddings(max_dim=6), st.data())
+def test_row_mode_is_each_pair(A, data):
+    factors = data.draw(hnp.arrays(np.float64, A.shape[0], elements=st.sampled_from(FACTORS)))
+    B = A * factors[:, None]
+    B[::2] = data.draw(
+        embeddings(min_rows=A.shape[0], max_rows=A.shape[0], min_dim=A.shape[1], max_dim=A.shape[1])
+    )[::2]
+    rows = diagnose_pair(A, B, axis=-1)
+    assert rows.pairs == tuple(diagnose_pair(A[i], B[i]) for i in range(A.shape[0]))
+
+
+def test_torch_is_not_imported_by_the_module():
+    code = "import sys, cosine_book.diagnostics; print('torch' in sys.modules)"
+    output = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert output.stdout.strip() == "False"
 
 
 # ---------------------------------------------------------------------------
@@ -387,12 +575,60 @@ def test_summary_names_each_problem():
     collapsed = rng.normal(size=(200, 1)) * rng.normal(size=(1, 20))
     collapsed += 1e-3 * rng.normal(size=(200, 20))
     text = " ".join(summary(collapsed).split())
-    assert "the embeddings use few directions (collapse?)" in text
+    assert "collapse: the embeddings use few directions" in text
 
     spread = healthy * np.exp(2 * rng.normal(size=(200, 1)))
     text = " ".join(summary(spread).split())
     assert "norms vary a lot" in text and "dot product and cosine will rank differently" in text
     assert "nothing looks wrong" not in text
+
+
+def _advice(E):
+    return " ".join(embedding_report(E).summary().split())
+
+
+def test_summary_does_not_advise_centring_a_collapsed_set():
+    # Review item 13: centring a collapsed model made its neighbours worse.
+    rng = np.random.default_rng(4)
+    shared = rng.normal(size=20)
+    few = rng.normal(size=(2, 20))
+    low_rank = shared + 1e-2 * rng.normal(size=(300, 2)) @ few  # residual in 2 directions
+    isotropic = shared + 1e-4 * rng.normal(size=(300, 20))  # residual negligible
+    for E in (low_rank, isotropic):
+        report = embedding_report(E)
+        assert report.effective_rank < 2 and report.mean_direction_share > 0.99
+        text = _advice(E)
+        assert "collapse: the embeddings use few directions" in text
+        assert "retrain it or check its loss" in text
+        assert "centre the embeddings" not in text and "centered_cosine_matrix" not in text
+    assert embedding_report(low_rank).centred_effective_rank < 2.5
+    assert "centred effective rank" in _advice(low_rank)
+    assert "negligible share" in _advice(isotropic)
+
+
+@pytest.mark.parametrize("offset", [5.0, 50.0])
+def test_summary_advises_centring_an_anisotropic_healthy_set(offset):
+    rng = np.random.default_rng(5)
+    E = offset * rng.normal(size=20) + rng.normal(size=(200, 20))
+    report = embedding_report(E)
+    assert report.mean_direction_share > 0.5 and report.centred_effective_rank > 15
+    text = _advice(E)
+    assert "centre the embeddings (centered_cosine_matrix) before comparing" in text
+    assert "collapse" not in text
+
+
+def test_centred_effective_rank():
+    assert embedding_report(np.eye(4)).centred_effective_rank == pytest.approx(3.0, rel=1e-14)
+    rank_one = np.outer([1.0, 2.0, -3.0, 0.5], [1.0, 1.0, 0.5])
+    assert embedding_report(rank_one).centred_effective_rank == pytest.approx(1.0, abs=1e-12)
+    equal_rows = np.tile([0.1, 0.7, -0.3], (5, 1))
+    assert embedding_report(equal_rows).centred_effective_rank == 0.0
+    E = np.random.default_rng(6).normal(size=(30, 5)) + 3.0
+    singular = np.linalg.svd(E - E.mean(axis=0), compute_uv=False)
+    p = singular / singular.sum()
+    expected = np.exp(-np.sum(p * np.log(p)))
+    assert embedding_report(E).centred_effective_rank == pytest.approx(expected, rel=1e-12)
+    assert embedding_report(1e300 * E).centred_effective_rank == pytest.approx(expected, rel=1e-12)
 
 
 # ---------------------------------------------------------------------------
@@ -756,10 +992,14 @@ BAD_INPUT = [
         for kind, call, match in [
             ("sizes", lambda: diagnose_pair(_v, [1.0, 2.0]), "a has 3 entries .* but b has 2"),
             (
-                "shapes",
-                lambda: diagnose_pair(np.ones((2, 3)), np.ones(5)),
-                "same number of entries",
+                "2-D",
+                lambda: diagnose_pair(np.ones((2, 3)), np.ones((2, 3))),
+                r"a has shape \(2, 3\); diagnose_pair compares two 1-D vectors: pass axis=-1 "
+                r"to diagnose each pair of rows .* or flatten both \(a.ravel\(\)\)",
             ),
+            ("2-D b", lambda: diagnose_pair(_v, np.ones((1, 3))), r"b has shape \(1, 3\);"),
+            ("0-d", lambda: diagnose_pair(2.0, -6.0), r"a is a single number \(shape \(\)\)"),
+            ("0-d b", lambda: diagnose_pair(_v, np.float64(3.0)), "b is a single number"),
             ("zero a", lambda: diagnose_pair([0.0, -0.0, 0.0], _v), "a is the zero vector"),
             ("zero b", lambda: diagnose_pair(_v, np.zeros(3)), "b is the zero vector"),
             ("NaN a", lambda: diagnose_pair(with_entry(_v, 1, np.nan), _v), "a contains NaN"),
@@ -780,6 +1020,106 @@ BAD_INPUT = [
                 "NaN in __array__",
                 lambda: diagnose_pair(Wrapped(with_entry(_v, 0, np.nan)), _v),
                 "a contains NaN",
+            ),
+            # float16, bfloat16 (PyTorch only) and other tensors
+            (
+                "NaN float16",
+                lambda: diagnose_pair(np.float16([1, np.nan, 2]), _v),
+                "a contains NaN",
+            ),
+            (
+                "inf float16",
+                lambda: diagnose_pair(_v, np.float16([1, 2, np.inf])),
+                r"b contains an infinite value \(first at flat index 2\)",
+            ),
+            (
+                "sizes float16",
+                lambda: diagnose_pair(np.float16([1, 2]), _v),
+                r"a has 2 entries \(shape \(2,\)\) but b has 3",
+            ),
+            (
+                "NaN bfloat16",
+                lambda: diagnose_pair(torch.tensor([1.0, math.nan, 2.0], dtype=torch.bfloat16), _v),
+                r"a contains NaN \(first at flat index 1\)",
+            ),
+            (
+                "inf bfloat16",
+                lambda: diagnose_pair(
+                    _v, torch.tensor([1.0, 2.0, -math.inf], dtype=torch.bfloat16)
+                ),
+                "b contains an infinite value",
+            ),
+            (
+                "zero bfloat16",
+                lambda: diagnose_pair(torch.zeros(3, dtype=torch.bfloat16), _v),
+                "a is the zero vector",
+            ),
+            (
+                "2-D bfloat16",
+                lambda: diagnose_pair(torch.ones(2, 3, dtype=torch.bfloat16), _v),
+                r"a has shape \(2, 3\); diagnose_pair compares two 1-D vectors: pass axis=-1",
+            ),
+            (
+                "empty bfloat16",
+                lambda: diagnose_pair(_v, torch.ones(0, dtype=torch.bfloat16)),
+                "b is empty",
+            ),
+            ("complex tensor", lambda: diagnose_pair(torch.ones(3) * 1j, _v), "a is complex"),
+            (
+                "meta tensor",
+                lambda: diagnose_pair(_v, torch.ones(3, device="meta")),
+                r"b is a torch tensor on meta; move it to the CPU first \(b.cpu\(\)\)",
+            ),
+            (
+                "sparse tensor",
+                lambda: diagnose_pair(torch.eye(3).to_sparse()[0], _v),
+                "a is a torch tensor NumPy cannot read",
+            ),
+            # the row mode (axis=-1) and its 2-D batches
+            ("axis 0", lambda: diagnose_pair(_E, _E, axis=0), r"axis must be None .* got 0"),
+            ("axis bool", lambda: diagnose_pair(_E, _E, axis=True), "axis must be .* got True"),
+            ("axis str", lambda: diagnose_pair(_E, _E, axis="rows"), "got 'rows'"),
+            (
+                "rows 1-D",
+                lambda: diagnose_pair(_v, _v, axis=-1),
+                r"a has shape \(3,\); axis=-1 diagnoses the row pairs of 2-D batches of shape "
+                r"\(n, d\): drop axis",
+            ),
+            (
+                "rows 3-D",
+                lambda: diagnose_pair(np.ones((2, 2, 5)), np.ones((2, 2, 5)), axis=-1),
+                r"a has shape \(2, 2, 5\); .* reshape it first \(a.reshape\(-1, 5\)\)",
+            ),
+            (
+                "rows shapes",
+                lambda: diagnose_pair(_E, _E[:3], axis=-1),
+                r"a has shape \(4, 3\) but b has shape \(3, 3\); axis=-1 compares row i",
+            ),
+            (
+                "rows zero",
+                lambda: diagnose_pair(_E, with_entry(_E, (2, slice(None)), 0.0), axis=-1),
+                r"row 2 of b is the zero vector \(1 zero row\(s\) in all\)",
+            ),
+            (
+                "rows NaN float16",
+                lambda: diagnose_pair(
+                    _E.astype(np.float16), with_entry(_E, (1, 1), np.nan), axis=-1
+                ),
+                r"b contains NaN \(first at flat index 4\)",
+            ),
+            (
+                "rows bfloat16 zero",
+                lambda: diagnose_pair(
+                    torch.ones(2, 3, dtype=torch.bfloat16),
+                    torch.zeros(2, 3, dtype=torch.bfloat16),
+                    axis=-1,
+                ),
+                r"row 0 of b is the zero vector \(2 zero row\(s\) in all\)",
+            ),
+            (
+                "rows tensor 3-D",
+                lambda: diagnose_pair(torch.ones(2, 2, 2), torch.ones(2, 2, 2), axis=-1),
+                r"a has shape \(2, 2, 2\); axis=-1",
             ),
         ]
     ],
@@ -915,12 +1255,45 @@ GOOD_EDGE_INPUT = [
         lambda: diagnose_pair(np.float32([1.5, 2.0]), [1.5, 2.0]).identical, True, id="pair-f32"
     ),
     pytest.param(
-        lambda: diagnose_pair(2.0, -6.0).verdict.split(":")[0],
+        lambda: diagnose_pair([2.0], [-6.0]).verdict.split(":")[0],
         "a negative multiple (factor κ = -3)",
-        id="pair-0d",
+        id="pair-1-entry",
     ),
     pytest.param(
-        lambda: diagnose_pair(np.ones((2, 3)), np.ones(6)).positive_multiple, 1.0, id="pair-shapes"
+        lambda: diagnose_pair(np.ones((2, 3)).ravel(), np.ones(6)).positive_multiple,
+        1.0,
+        id="pair-flattened",
+    ),
+    pytest.param(
+        lambda: diagnose_pair(np.float16([1, 2]), np.float16([0.3, 0.6])).factor,
+        0.3,
+        id="pair-f16-multiple",
+    ),
+    pytest.param(
+        lambda: diagnose_pair(torch.tensor([1.0, -2.0], dtype=torch.bfloat16), [0.5, -1.0]).verdict,
+        "a positive multiple up to bfloat16 rounding, the precision of a (factor κ = 0.5): the "
+        "same direction, so cosine 1 up to rounding",
+        id="pair-bf16-multiple",
+    ),
+    pytest.param(
+        lambda: diagnose_pair([2.0**-1074, 0.0], [2.0**-1073, 0.0]).factor, 2.0, id="pair-subnormal"
+    ),
+    pytest.param(
+        lambda: diagnose_pair([1.0, 0.0], [2.0, 1e-300]).kind,
+        "nearly parallel",
+        id="pair-zero-entry",
+    ),
+    pytest.param(
+        lambda: diagnose_pair(
+            torch.ones(2, 3, dtype=torch.bfloat16), torch.ones(2, 3), axis=-1
+        ).summary(),
+        "2 row pairs (bfloat16): 2 equal",
+        id="rows-bf16-f32",
+    ),
+    pytest.param(
+        lambda: str(diagnose_pair(np.float16([[1, 2]]), np.float16([[3, 6]]), axis=-1)),
+        "1 row pairs (float16): 1 positive multiple",
+        id="rows-f16-one-row",
     ),
     pytest.param(
         lambda: diagnose_pair([1e-300, 0.0], [0.0, 3e300]).verdict,

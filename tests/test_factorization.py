@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from sklearn.metrics.pairwise import cosine_similarity
 
 from cosine_book.cluster_recovery import cluster_recovery
-from cosine_book.datasets import make_clustered_interactions
 from cosine_book.factorization import (
     Spectrum,
     closed_form_check,
@@ -36,9 +35,9 @@ from cosine_book.factorization import (
     prediction_item_cosines,
     rescale,
     rescaling_spread,
-    retrieval_quality,
     standardize_columns,
 )
+from cosine_book.simulation import make_clustered_interactions
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -615,7 +614,7 @@ def test_closed_form_check_passes_and_detects_a_wrong_solution(objective, monkey
 _PORTABLE = r"""
 import json
 import numpy as np
-from cosine_book.datasets import make_clustered_interactions
+from cosine_book.simulation import make_clustered_interactions
 from cosine_book.factorization import (
     _unit_rows, dropout_shrinkage, rescale, standardize_columns,
 )
@@ -759,73 +758,6 @@ def test_rescaling_spread_bad_input_table(call, match):
         call()
 
 
-# --- retrieval_quality: dot product versus cosine on held-out interactions ---
-
-
-def _retrieval_data(seed=0):
-    return make_clustered_interactions(
-        n_users=300, n_items=30, n_clusters=2, min_items=6, seed=seed
-    ).X
-
-
-def test_retrieval_quality_shapes_ranges_and_determinism():
-    X = _retrieval_data()
-    first = retrieval_quality(X, lam=10.0, k=5, min_items=6, n_recommended=5)
-    again = retrieval_quality(X.toarray(), lam=10.0, k=5, min_items=6, n_recommended=5)
-    assert len(first.labels) == first.recall.size == first.hit_rate.size == 7
-    assert np.all((first.recall >= 0) & (first.recall <= 1))
-    assert np.all(first.hit_rate >= first.recall - 1e-12) or np.all(first.hit_rate >= 0)
-    np.testing.assert_array_equal(first.recall, again.recall)
-    np.testing.assert_array_equal(first.mean_popularity, again.mean_popularity)
-    assert first.n_users == 300 and first.n_held_out > 0
-
-
-def test_retrieval_dot_product_does_not_depend_on_scale_of_x():
-    X = _retrieval_data(1).toarray()
-    base = retrieval_quality(X, lam=10.0, k=5, min_items=6, n_recommended=5)
-    scaled = retrieval_quality(2.0**300 * X, lam=10.0 * 2.0**600, k=5, min_items=6, n_recommended=5)
-    np.testing.assert_allclose(scaled.recall, base.recall, atol=1e-2)
-
-
-def test_retrieval_full_rank_alpha_half_ranks_like_dot_product():
-    # Theorem case 1: with k = p and B D^-1 = V (unit rows), the user-item cosine ranks
-    # a user's items as the dot product does. Continuous weights avoid exact ties.
-    rng = np.random.default_rng(0)
-    X = (rng.random((200, 12)) < 0.5) * rng.random((200, 12))
-    quality = retrieval_quality(X, lam=0.5, k=12, min_items=4, n_recommended=3)
-    assert quality.recall[1] == quality.recall[0]
-
-
-RETRIEVAL_BAD_INPUT = [
-    pytest.param(lambda: retrieval_quality(masked(_X), k=2), "masked", id="masked"),
-    pytest.param(lambda: retrieval_quality(_X + 1j, k=2), "complex", id="complex"),
-    pytest.param(lambda: retrieval_quality([["1", "2"]], k=1), "strings", id="strings"),
-    pytest.param(lambda: retrieval_quality([[1.0, 2.0], [3.0]], k=1), "ragged", id="ragged"),
-    pytest.param(lambda: retrieval_quality(with_entry(_X, (2, 3), np.nan), k=2), "NaN", id="NaN"),
-    pytest.param(
-        lambda: retrieval_quality(with_entry(_X, (0, 0), np.inf), k=2), "infinite", id="inf"
-    ),
-    pytest.param(lambda: retrieval_quality(_X, k=2, holdout=1.0), "below 1", id="holdout-1"),
-    pytest.param(lambda: retrieval_quality(_X, k=2, holdout=0.0), "positive", id="holdout-0"),
-    pytest.param(lambda: retrieval_quality(_X, k=2, min_items=1), "min_items", id="min-items"),
-    pytest.param(
-        lambda: retrieval_quality(_X, k=2, min_items=99, n_recommended=2),
-        "lower min_items",
-        id="none",
-    ),
-    pytest.param(lambda: retrieval_quality(_X, k=2, n_recommended=5), "between 1 and 4"),
-    pytest.param(lambda: retrieval_quality(_X, k=2, lam=-1.0), "lam must be positive"),
-    pytest.param(lambda: retrieval_quality(_X, k=9), "k must be between 1 and 5"),
-    pytest.param(lambda: retrieval_quality(_X, k=2, seed=-1, n_recommended=2), "seed"),
-]
-
-
-@pytest.mark.parametrize(("call", "match"), RETRIEVAL_BAD_INPUT)
-def test_retrieval_quality_bad_input_table(call, match):
-    with pytest.raises(ValueError, match=match):
-        call()
-
-
 # ---------------------------------------------------------------------------
 # Chapter 6's claims, each at the smallest size at which it holds (the chapter
 # shows them at the paper's size or at 5,000 x 500)
@@ -905,29 +837,6 @@ def test_ch6_equally_optimal_d_hand_out_different_neighbour_lists():
     stretched_overlaps = [top_k_overlap(suite[a], suite[stretched], 10) for a in figure]
     assert max(figure_overlaps) < 0.9
     assert max(stretched_overlaps) < 0.35 < min(figure_overlaps) - 0.2
-
-
-def test_ch6_dot_product_retrieval_ignores_d_and_cosine_retrieval_depends_on_it():
-    data = make_clustered_interactions(n_users=2_000, n_items=200, seed=0)
-    # The dot product x_u A_D (B_D)^T is the same for every D, so are its top-10 lists.
-    X = data.X.toarray()
-    A, B = fit_objective1(data.X, 1_000.0, 50)
-    f = dropout_shrinkage(gram_spectrum(data.X).singular_values[:50], 1_000.0)
-    reference = X @ A @ B.T
-    for d in (f**0.5, f**-0.5, np.r_[np.ones(49), 0.01]):
-        A_D, B_D = rescale(A, B, d)
-        scores = X @ A_D @ B_D.T
-        np.testing.assert_allclose(scores, reference, rtol=0, atol=1e-12 * reference.max())
-    # Against held-out interactions: every cosine ranking is far worse than the dot
-    # product, the five D give different recalls, and the cosine favours rarer items.
-    quality = retrieval_quality(data.X, lam=1_000.0, k=50, seed=0)
-    dot, cosines, popular = quality.recall[0], quality.recall[1:6], quality.recall[6]
-    assert cosines.max() < 0.7 * dot
-    assert np.ptp(cosines) > 0.05
-    assert quality.mean_popularity[1:6].max() < min(
-        quality.mean_popularity[0], quality.held_out_popularity
-    )
-    assert popular < dot
 
 
 @pytest.mark.parametrize("seed", [1, 2])

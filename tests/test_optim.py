@@ -1,10 +1,6 @@
-"""Tests for cosine_book.optim: Adam, the finite-difference gradient check, truncation.
-
-What the module keeps of the first edition's NumPy training code: :class:`Adam` and
-:func:`finite_difference_gap` (chapter 7's embedding model) and
-:func:`truncate_to_cosine`, the exact projection of chapter 1's Theorem 1.1 (applied
-to PyTorch tensors by ``cosine_book.training.truncate_tensor``, tested in
-``test_training.py``).
+"""Tests for cosine_book.optim: :func:`truncate_to_cosine`, the exact projection of
+chapter 1's Theorem 1.1 (applied to PyTorch tensors by
+``cosine_book.training.truncate_tensor``, tested in ``test_training.py``).
 """
 
 from __future__ import annotations
@@ -18,83 +14,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.optimize import minimize
 
-from cosine_book.optim import Adam, finite_difference_gap, truncate_to_cosine
+from cosine_book.optim import truncate_to_cosine
 from cosine_book.similarity import cosine
-
-# ---------------------------------------------------------------------------- Adam
-
-# A tiny quadratic f(theta) = 0.5 theta' A theta - b' theta, split into two tensors.
-_A = np.array([[3.0, 0.5, 0.0], [0.5, 1.0, 0.2], [0.0, 0.2, 0.5]])
-_B = np.array([1.0, -2.0, 0.5])
-
-
-def _quadratic_grad(theta):
-    return _A @ theta - _B
-
-
-def _as_blocks(theta):
-    return {"w": theta[:2].copy(), "b": theta[2:].copy()}
-
-
-def _from_blocks(blocks):
-    return np.concatenate([blocks["w"], blocks["b"]])
-
-
-def _run_optimizer(optimizer, theta0, steps):
-    theta = theta0.copy()
-    state = optimizer.init(_as_blocks(theta))
-    path = [theta.copy()]
-    for _ in range(steps):
-        update, state = optimizer.direction(_as_blocks(_quadratic_grad(theta)), state)
-        theta = theta - optimizer.learning_rate * _from_blocks(update)
-        path.append(theta.copy())
-    return np.array(path)
-
-
-def test_adam_is_algorithm_1_of_kingma_and_ba():
-    alpha, beta1, beta2, eps = 0.05, 0.9, 0.999, 1e-8
-    theta0 = np.array([1.0, 2.0, -1.0])
-    path = _run_optimizer(Adam(alpha, beta1, beta2, eps), theta0, 12)
-    # The paper's algorithm, coordinate by coordinate in plain Python floats.
-    theta = [float(v) for v in theta0]
-    m, v = [0.0] * 3, [0.0] * 3
-    for t in range(1, 13):
-        g = [float(value) for value in _quadratic_grad(np.array(theta))]
-        for i in range(3):
-            m[i] = beta1 * m[i] + (1 - beta1) * g[i]
-            v[i] = beta2 * v[i] + (1 - beta2) * g[i] ** 2
-            m_hat = m[i] / (1 - beta1**t)
-            v_hat = v[i] / (1 - beta2**t)
-            theta[i] = theta[i] - alpha * m_hat / (v_hat**0.5 + eps)
-        np.testing.assert_allclose(path[t], theta, rtol=1e-12, atol=1e-14)
-
-
-def test_adam_does_not_mutate_its_inputs():
-    optimizer = Adam(0.01)
-    grads = {"w": np.array([1.0, -2.0]), "b": np.array([0.5])}
-    state = optimizer.init(grads)
-    state, _ = optimizer.direction(grads, state)[1], None
-    snapshot_grads = {key: value.copy() for key, value in grads.items()}
-    first, _ = optimizer.direction(grads, state)
-    second, _ = optimizer.direction(grads, state)  # same state again: same update
-    for key in grads:
-        np.testing.assert_array_equal(first[key], second[key])
-        np.testing.assert_array_equal(grads[key], snapshot_grads[key])
-
-
-@pytest.mark.parametrize(
-    ("factory", "match"),
-    [
-        (lambda: Adam(0.0), "learning_rate"),
-        (lambda: Adam(0.1, beta1=-0.1), "beta1"),
-        (lambda: Adam(0.1, beta2=1.5), "beta2"),
-        (lambda: Adam(0.1, eps=0.0), "eps"),
-    ],
-)
-def test_adam_rejects_bad_hyperparameters(factory, match):
-    with pytest.raises(ValueError, match=match):
-        factory()
-
 
 # -------------------------------------------------------------------- truncation
 
@@ -243,27 +164,6 @@ def test_truncation_of_a_vector_along_the_gradient_at_threshold_one():
 # ------------------------------------------------------------------- bad input
 
 BAD_INPUT = [
-    # Adam
-    *[
-        pytest.param(factory, match, id=f"adam-{i}")
-        for i, (factory, match) in enumerate(
-            [
-                (lambda: Adam(0.0), "learning_rate must be positive"),
-                (lambda: Adam(-1.0), "learning_rate must be positive"),
-                (lambda: Adam(np.nan), "learning_rate must be a finite"),
-                (lambda: Adam(np.inf), "learning_rate must be a finite"),
-                (lambda: Adam("0.1"), "learning_rate must be a real number"),
-                (lambda: Adam(True), "learning_rate must be a real number"),
-                (lambda: Adam(0.1j), "learning_rate must be a real number"),
-                (lambda: Adam(0.1, beta1=1.0), "beta1 must lie in \\[0, 1\\)"),
-                (lambda: Adam(0.1, beta1=-0.1), "beta1 must be nonnegative"),
-                (lambda: Adam(0.1, beta1=np.nan), "beta1 must be a finite"),
-                (lambda: Adam(0.1, beta2=-0.5), "beta2 must be nonnegative"),
-                (lambda: Adam(0.1, eps=0.0), "eps must be positive"),
-                (lambda: Adam(0.1, eps=np.nan), "eps must be a finite"),
-            ]
-        )
-    ],
     # truncate_to_cosine
     *[
         pytest.param(lambda v=value: truncate_to_cosine(v, [1.0, 0.0], 0.5), m, id=f"update-{k}")
@@ -374,36 +274,3 @@ def test_truncation_agrees_on_a_simulated_older_cpu():
         np.testing.assert_allclose(
             there[name], here[name], rtol=0, atol=1e-12 * scale, err_msg=f"{name} ({notes})"
         )
-
-
-def _quadratic(params):
-    return float(np.sum(params["w"] ** 2)), {"w": 2 * params["w"]}
-
-
-def test_finite_difference_gap_sees_a_wrong_gradient():
-    params = {"w": np.array([1.0, -2.0, 0.5])}
-    assert finite_difference_gap(params, _quadratic) < 1e-8
-
-    def wrong(current):
-        loss, grads = _quadratic(current)
-        return loss, {"w": grads["w"] + np.array([0.0, 0.4, 0.0])}
-
-    # The gap 0.4, relative to the largest entry of the (wrong) gradient, |-4 + 0.4|.
-    assert finite_difference_gap(params, wrong) == pytest.approx(0.4 / 3.6, rel=1e-6)
-    np.testing.assert_array_equal(params["w"], [1.0, -2.0, 0.5])  # never modified
-
-
-@pytest.mark.parametrize(
-    ("params", "kwargs", "fragment"),
-    [
-        ({}, {}, "non-empty mapping"),
-        ([1.0], {}, "non-empty mapping"),
-        ({"w": [np.nan]}, {}, "NaN"),
-        ({"w": [1.0]}, {"n_entries": 0}, "n_entries"),
-        ({"w": [1.0]}, {"step": 0.0}, "step must be positive"),
-        ({"w": [1.0]}, {"seed": -1}, "seed"),
-    ],
-)
-def test_finite_difference_gap_refuses_bad_input(params, kwargs, fragment):
-    with pytest.raises(ValueError, match=fragment):
-        finite_difference_gap(params, _quadratic, **kwargs)

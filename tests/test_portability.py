@@ -24,7 +24,8 @@ GENERATORS = r"""
 import hashlib, json
 import numpy as np
 from cosine_book.correlation import GroupSpec, sample_with_moments, two_group_sample
-from cosine_book.datasets import load_digits_split, make_clustered_interactions
+from cosine_book.datasets import load_digits_split
+from cosine_book.simulation import make_clustered_interactions
 from cosine_book.portable import power
 from cosine_book.similarity import blocks_with, profiles_with_cosine, random_block_pair
 from cosine_book.training import shakespeare_corpus

@@ -1,7 +1,8 @@
 """Tests for the chapter 7 widget (cosine_book.widgets.diagnostics), its computation
-(prepare_shared_direction, shared_direction_update in cosine_book.diagnostics) and the
+(prepare_shared_direction, shared_direction_update in cosine_book.diagnostics, and
+shared_direction_frame, which adds the pair AUC and the related pairs' pass rate) and the
 chapter 7 figures (cosine_book.plotting.diagnostics). The chapter's "try this" sentence is
-checked on the data the chapter gives the widget and on the settings the HTML version
+checked on the data the chapter gives the widget and on every setting the HTML version
 offers."""
 
 from __future__ import annotations
@@ -14,22 +15,28 @@ from cosine_book.datasets import load_digits_split
 from cosine_book.diagnostics import (
     SWEEP_STRENGTHS,
     centered_cosine_matrix,
-    embedding_report,
     false_match_share,
-    neighbour_agreement,
     prepare_shared_direction,
+    related_pair_cosines,
     shared_direction_update,
+    with_shared_direction,
 )
-from cosine_book.embeddings import hidden_features, train_embedding_model
+from cosine_book.embeddings import hidden_features, pair_auc, train_embedding_model
 from cosine_book.factorization import cosine_matrix
 from cosine_book.plotting.diagnostics import (
+    dimension_contributions_figure,
+    k_occurrence_figure,
     neighbour_images_figure,
     pair_cosines_figure,
     shared_direction_figure,
 )
 from cosine_book.widgets import shared_direction_widget
 from cosine_book.widgets.core import LiveWidget, static_html
-from cosine_book.widgets.diagnostics import shared_direction_readout, shared_direction_spec
+from cosine_book.widgets.diagnostics import (
+    shared_direction_frame,
+    shared_direction_readout,
+    shared_direction_spec,
+)
 
 
 @pytest.fixture(scope="module")
@@ -51,31 +58,54 @@ def toy():
 
 def test_try_this_claim_of_chapter_7(chapter_spec):
     # "Move t from 0 to 3: both filled distributions slide to the right and merge near 1,
-    # the mean raw cosine climbs, and the share of different-digit pairs that the
-    # threshold 0.5 calls similar goes from a few per cent to all of them; the top-10
-    # agreement barely moves, and the dashed centred distributions do not move at all."
-    start, end = (chapter_spec.state(strength=value) for value in (0.0, 3.0))
+    # and the mean raw cosine climbs from about 0 to 0.90. The threshold 0.5 first passes
+    # 68.4 % of the same-digit and 3.3 % of the different-digit pairs, and at t = 3 all of
+    # both: it no longer separates anything. Meanwhile the pair AUC stays between 0.93 and
+    # 0.94 and the top-10 agreement between 0.90 and 0.92, and the dashed centred
+    # distributions do not move at all."
+    frames = [chapter_spec.state(**setting) for setting in chapter_spec.settings()]
+    start, end = frames[0], frames[-1]
     assert chapter_spec.defaults() == {"strength": 0.0}
-    assert end.mean_cosine > 0.85 > start.mean_cosine
-    assert start.unrelated_above < 0.05
-    assert end.unrelated_above == 1.0
-    assert abs(end.agreement - start.agreement) < 0.02
-    assert end.centred_agreement == start.centred_agreement
-    np.testing.assert_array_equal(end.centred_related, start.centred_related)
-    np.testing.assert_array_equal(end.centred_unrelated, start.centred_unrelated)
-    centres = (start.bin_edges[:-1] + start.bin_edges[1:]) / 2
+    assert (start.state.strength, end.state.strength) == (0.0, 3.0)
+    assert abs(start.state.mean_cosine) < 0.005 and round(end.state.mean_cosine, 2) == 0.90
+    assert np.all(np.diff([f.state.mean_cosine for f in frames]) > 0)
+    assert f"{start.related_above:.1%}" == "68.4%"
+    assert f"{start.state.unrelated_above:.1%}" == "3.3%"
+    assert end.related_above == 1.0 and end.state.unrelated_above == 1.0
+    for frame in frames:
+        assert 0.93 <= frame.auc <= 0.94
+        assert 0.90 <= frame.state.agreement <= 0.92
+        assert frame.state.centred_agreement == start.state.centred_agreement
+        assert frame.centred_auc == start.centred_auc
+        np.testing.assert_array_equal(frame.state.centred_related, start.state.centred_related)
+        np.testing.assert_array_equal(frame.state.centred_unrelated, start.state.centred_unrelated)
+    centres = (start.state.bin_edges[:-1] + start.state.bin_edges[1:]) / 2
 
     def mean_of(counts):
         return np.sum(centres * counts) / np.sum(counts)
 
     for field in ("related", "unrelated"):
-        assert mean_of(getattr(end, field)) > 0.85 > mean_of(getattr(start, field))
-    gap_start = mean_of(start.related) - mean_of(start.unrelated)
-    gap_end = mean_of(end.related) - mean_of(end.unrelated)
+        assert mean_of(getattr(end.state, field)) > 0.85 > mean_of(getattr(start.state, field))
+    gap_start = mean_of(start.state.related) - mean_of(start.state.unrelated)
+    gap_end = mean_of(end.state.related) - mean_of(end.state.unrelated)
     assert 0 < gap_end < gap_start / 4
-    # Along the whole sweep the mean cosine climbs and the false matches never fall.
-    assert np.all(np.diff(start.sweep_mean_cosine) > 0)
-    assert np.all(np.diff(start.sweep_unrelated_above) >= 0)
+
+
+def test_frame_adds_auc_and_pass_rates_of_the_raw_and_centred_cosines():
+    E, labels = toy()
+    setup = prepare_shared_direction(E, labels, k=3)
+    base = shared_direction_frame(setup, 0.0)
+    for value in (0.0, 1.25, 0.6):  # on the sweep and off it
+        frame = shared_direction_frame(setup, value, sweep=base)
+        S = cosine_matrix(with_shared_direction(E, value))
+        related, _ = related_pair_cosines(S, labels)
+        assert frame.auc == pytest.approx(pair_auc(S, labels))
+        assert frame.related_above == np.mean(related >= 0.5)
+        alone = shared_direction_frame(setup, value)  # the sweep computed anew
+        assert (alone.auc, alone.related_above) == (frame.auc, frame.related_above)
+    centred = centered_cosine_matrix(E)
+    assert base.centred_auc == pytest.approx(pair_auc(centred, labels))
+    assert base.sweep_auc.shape == base.sweep_related_above.shape == (len(SWEEP_STRENGTHS),)
 
 
 def test_html_version_offers_every_strength(chapter_spec):
@@ -106,7 +136,8 @@ def test_spec_state_is_the_update():
     setup = prepare_shared_direction(E, labels, k=3)
     spec = shared_direction_spec(setup)
     for value in (0.0, 1.25, 3.0):
-        from_spec, direct = spec.state(strength=value), shared_direction_update(setup, value)
+        from_spec = spec.state(strength=value).state
+        direct = shared_direction_update(setup, value)
         assert (from_spec.mean_cosine, from_spec.agreement) == (
             direct.mean_cosine,
             direct.agreement,
@@ -127,9 +158,9 @@ def test_counts_cover_every_pair():
 def test_readout_and_widget():
     E, labels = toy()
     setup = prepare_shared_direction(E, labels, k=3)
-    text = shared_direction_readout(shared_direction_update(setup, 0.5))
+    text = shared_direction_readout(shared_direction_frame(setup, 0.5))
     assert text.startswith("t = 0.50: mean cosine ")
-    assert "unrelated pairs ≥ 0.5: " in text
+    assert "pair AUC" in text and "share ≥ 0.5, related / unrelated: " in text
     assert "top-3 label agreement" in text
     assert isinstance(shared_direction_widget(setup), LiveWidget)
 
@@ -143,6 +174,8 @@ def test_readout_and_widget():
         (lambda setup: shared_direction_update(setup, -0.5), "strength must be nonnegative"),
         (lambda setup: shared_direction_update(setup, np.nan), "strength"),
         (lambda setup: shared_direction_update(None, 1.0), "SharedDirectionSetup"),
+        (lambda setup: shared_direction_frame(None, 1.0), "SharedDirectionSetup"),
+        (lambda setup: shared_direction_frame(setup, -1.0), "strength"),
     ],
 )
 def test_spec_and_update_refuse_bad_settings(call, fragment):
@@ -172,7 +205,7 @@ def test_prepare_refuses_bad_input(embeddings, labels, kwargs, fragment):
 def test_figures_draw():
     E, labels = toy()
     fig = shared_direction_figure(
-        shared_direction_update(prepare_shared_direction(E, labels, k=3), 1.0)
+        shared_direction_frame(prepare_shared_direction(E, labels, k=3), 1.0)
     )
     assert fig.get_layout_engine() is None  # fixed margins, drawn once per frame
     assert fig.axes[1].get_xlabel() == "strength t of the shared direction"
@@ -187,6 +220,12 @@ def test_figures_draw():
     fig = neighbour_images_figure(rng.uniform(size=(5, 4)), 0, {"x": [1, 2]}, shape=(2, 2))
     assert len(fig.axes) == 3
     plt.close(fig)
+    fig = k_occurrence_figure({"raw": [0, 1, 5, 30], "centred": [2, 2, 3, 4]})
+    assert [line.get_label() for line in fig.axes[0].patches] == ["raw", "centred"]
+    plt.close(fig)
+    fig = dimension_contributions_figure({"a": [0.5, -0.1], "b": [0.1, 0.1, 0.0]})
+    assert [ax.get_title() for ax in fig.axes] == ["a: mean cosine 0.40", "b: mean cosine 0.20"]
+    plt.close(fig)
 
 
 @pytest.mark.parametrize(
@@ -196,29 +235,14 @@ def test_figures_draw():
         (lambda: pair_cosines_figure({"a": ([np.nan], [0.1])}), "related cosines"),
         (lambda: neighbour_images_figure(np.ones((3, 4)), 5, {"a": [1]}), "query"),
         (lambda: neighbour_images_figure(np.ones((3, 4)), 0, {}), "at least one"),
+        (lambda: k_occurrence_figure({}), "at least one"),
+        (lambda: dimension_contributions_figure({}), "at least one"),
+        (lambda: dimension_contributions_figure({"a": [np.nan]}), "contributions of 'a'"),
     ],
 )
 def test_figures_refuse_bad_input(call, fragment):
     with pytest.raises(ValueError, match=fragment):
         call()
-
-
-def test_chapter_7_claims_about_centring_the_hidden_layer():
-    # Chapter 7, "A shared mean direction": the ReLU hidden layer carries a strong shared
-    # direction; most pairs of different digits pass the threshold 0.5 raw, a few per cent
-    # after centring, while the top-10 neighbour agreement barely changes.
-    digits = load_digits_split()
-    model = train_embedding_model(
-        digits.x_train, digits.y_train, digits.x_test, digits.y_test, objective="dot"
-    )
-    features = hidden_features(model, digits.x_test)
-    raw, centred = cosine_matrix(features), centered_cosine_matrix(features)
-    assert embedding_report(features).mean_direction_share > 0.5
-    assert false_match_share(raw, digits.y_test) > 0.9
-    assert false_match_share(centred, digits.y_test) < 0.05
-    raw_agreement = neighbour_agreement(raw, digits.y_test, 10)
-    centred_agreement = neighbour_agreement(centred, digits.y_test, 10)
-    assert abs(raw_agreement - centred_agreement) < 0.02
 
 
 def test_false_match_share():
@@ -234,8 +258,9 @@ def test_false_match_share():
 
 def test_widget_figure_draws_the_states_histograms_as_densities():
     E, labels = toy()
-    state = shared_direction_update(prepare_shared_direction(E, labels, k=3), 1.0)
-    fig = shared_direction_figure(state)
+    frame = shared_direction_frame(prepare_shared_direction(E, labels, k=3), 1.0)
+    state = frame.state
+    fig = shared_direction_figure(frame)
     steps = [artist for artist in fig.axes[0].patches if type(artist).__name__ == "StepPatch"]
     # Per kind of pair: filled raw, raw outline and centred outline.
     assert len(steps) == 6
@@ -250,8 +275,9 @@ def test_widget_histograms_share_one_y_axis_across_the_sweep():
     E, labels = toy()
     setup = prepare_shared_direction(E, labels, k=3)
     tops = set()
+    base = shared_direction_frame(setup, 0.0)
     for strength in SWEEP_STRENGTHS:
-        fig = shared_direction_figure(shared_direction_update(setup, strength))
+        fig = shared_direction_figure(shared_direction_frame(setup, strength, sweep=base))
         tops.add(fig.axes[0].get_ylim()[1])
         heights = [p.get_data().values.max() for p in fig.axes[0].patches if hasattr(p, "get_data")]
         assert max(heights) <= fig.axes[0].get_ylim()[1]

@@ -16,7 +16,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosine_book.cluster_recovery import cluster_order, cluster_recovery
-from cosine_book.datasets import make_clustered_interactions
 from cosine_book.factorization import (
     Spectrum,
     cosine_matrix,
@@ -28,6 +27,7 @@ from cosine_book.factorization import (
     rescaling_update,
 )
 from cosine_book.plotting.factorization import downsample, plot_cosine_heatmaps, rescaling_figure
+from cosine_book.simulation import make_clustered_interactions
 from cosine_book.widgets import rescaling_widget
 from cosine_book.widgets.core import LiveWidget, kernel_widget, static_html, typeset_minus
 from cosine_book.widgets.factorization import rescaling_readout, rescaling_spec
@@ -352,20 +352,20 @@ def test_edge_input_table(call, expected):
 # ---------------------------------------------------------------------------
 
 
-def test_spec_offers_a_grid_of_36_settings(small):
+def test_spec_offers_a_grid_of_20_settings(small):
     _, state = small
     spec = rescaling_spec(state)
     assert not spec.presets
     lam_control, alpha_control = spec.controls
     assert lam_control.values() == (2.0, 3.0, 4.0, 5.0)
-    assert alpha_control.values() == tuple(np.linspace(-1.0, 1.0, 9))
+    assert alpha_control.values() == tuple(np.linspace(-1.0, 1.0, 5))
     assert spec.defaults() == {"log_lam": 4.0, "alpha": 0.0}
-    assert len(spec.settings()) == 36 <= 40
-    update = spec.state(log_lam=3.0, alpha=-0.75)
-    assert (update.lam, update.alpha, update.reference_lam) == (1000.0, -0.75, 1e4)
+    assert len(spec.settings()) == 20 <= 40
+    update = spec.state(log_lam=3.0, alpha=-0.5)
+    assert (update.lam, update.alpha, update.reference_lam) == (1000.0, -0.5, 1e4)
     # A starting lam off the grid is offered too, and is its own reference exactly.
     odd = rescaling_spec(state, lam=3e4, alpha=0.3)
-    assert len(odd.settings()) == 5 * 10
+    assert len(odd.settings()) == 5 * 6
     assert odd.state(**odd.defaults()).lam == 3e4
 
 
@@ -379,9 +379,9 @@ def small_html(small):
 def test_static_frames_are_what_the_state_function_gives(small_html):
     spec, fragment = small_html
     data = frames_of(fragment)
-    assert len(data["frames"]) == len(data["images"]) == 36
+    assert len(data["frames"]) == len(data["images"]) == 20
     lam_values, alpha_values = (control.values() for control in spec.controls)
-    for key in ("0,0", "0,8", "3,4", "2,6"):
+    for key in ("0,0", "0,4", "3,2", "2,3"):
         i, j = map(int, key.split(","))
         update = spec.state(log_lam=lam_values[i], alpha=alpha_values[j])
         assert data["frames"][key]["readout"] == typeset_minus(rescaling_readout(update))
@@ -503,7 +503,7 @@ def test_ch6_predictions_stay_at_rounding_level_at_the_starting_lam_only(chapter
 
 
 def test_ch6_frames_fit_the_page_budget(chapter):
-    # 5 MB of widget payload per page: 36 frames of base64 PNG must stay well under it.
+    # 5 MB of widget payload per page: 20 frames of base64 PNG must stay well under it.
     # The noisiest frames (alpha = 1) are the largest.
     spec, _, _ = chapter
     for log_lam, alpha in [(5.0, 1.0), (4.0, 1.0)]:

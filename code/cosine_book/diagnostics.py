@@ -5,7 +5,9 @@ the comparison made sense. This module gathers the checks of chapter 7 (the
 field guide), each a small function on your own arrays:
 
 - :func:`diagnose_pair`: is this cosine of 1 a finding, or the same array (a
-  view, a copy, a rescaled copy) compared with itself?
+  view, a copy, a rescaled copy) compared with itself? Its tolerances follow the
+  inputs' precision (float16, bfloat16, float32, float64), and ``axis=-1``
+  diagnoses every row pair of two batches.
 - :func:`embedding_report`: does a matrix of embeddings look healthy (a shared
   mean direction, collapse onto few directions, duplicates, norms that vary a
   lot)? Its :meth:`EmbeddingReport.summary` says what looks wrong in words.
@@ -38,10 +40,12 @@ same numbers as entries near 1.
 from __future__ import annotations
 
 import math
+import numbers
 import sys
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -61,6 +65,7 @@ __all__ = [
     "SWEEP_STRENGTHS",
     "EmbeddingReport",
     "PairDiagnosis",
+    "RowDiagnoses",
     "SharedDirectionSetup",
     "SharedDirectionState",
     "prepare_shared_direction",
@@ -78,13 +83,13 @@ __all__ = [
 
 _EPS = float(np.finfo(np.float64).eps)
 _FLOAT_MAX = float(np.finfo(np.float64).max)
-# b counts as k * a when max|b - k a| <= _MULTIPLE_TOL * eps * max|b|.
-_MULTIPLE_TOL = 8
 # Two directions whose cosine is at least this are "nearly parallel" (a near-duplicate).
 _NEAR_ONE = 1 - 1e-9
 # Thresholds of EmbeddingReport.summary.
 _MEAN_DIRECTION_LIMIT = 0.5
 _LOW_RANK_SHARE = 0.1
+_RICH_RESIDUAL_SHARE = 0.5
+_NEGLIGIBLE_RESIDUAL = 1e-4
 _NORM_SPREAD_LIMIT = 0.5
 # np.shares_memory gives up (and the bounds-only check answers) after this much work.
 _SHARES_MEMORY_WORK = 1 << 20
@@ -99,18 +104,56 @@ _CHUNK = 512
 
 
 @dataclass(frozen=True)
+class _Precision:
+    """A floating-point format: unit roundoff, smallest normal and smallest subnormal number."""
+
+    name: str
+    unit: float
+    tiny: float
+    least: float
+
+
+_FLOAT64 = _Precision("float64", 2.0**-53, 2.0**-1022, 2.0**-1074)
+_PRECISIONS = {
+    "float16": _Precision("float16", 2.0**-11, 2.0**-14, 2.0**-24),
+    "bfloat16": _Precision("bfloat16", 2.0**-8, 2.0**-126, 2.0**-133),
+    "float32": _Precision("float32", 2.0**-24, 2.0**-126, 2.0**-149),
+    "float64": _FLOAT64,
+}
+# The multiple test allows two roundings in the working precision, plus a margin
+# for its own float64 arithmetic (ratios, products): see _allowance.
+_ROUNDINGS = 2
+_MARGIN = 4 * 2.0**-53
+# Exponents below this count as "smaller than any float64" in the scaled comparison.
+_FLOOR = -1100
+# The verdicts of diagnose_pair, in the order RowDiagnoses counts them.
+_KINDS = (
+    "same object",
+    "shared memory",
+    "equal",
+    "positive multiple",
+    "negative multiple",
+    "nearly parallel",
+    "nearly opposite",
+    "orthogonal",
+    "different",
+)
+
+
+@dataclass(frozen=True)
 class PairDiagnosis:
-    r"""What a cosine between two arrays does and does not tell (from :func:`diagnose_pair`).
+    r"""What a cosine between two vectors does and does not tell (from :func:`diagnose_pair`).
 
     Attributes
     ----------
     cosine : float
-        :func:`cosine_book.similarity.cosine` of the flattened arrays.
+        :func:`cosine_book.similarity.cosine` of the two vectors (accumulated in
+        float64, whatever their dtype).
     same_object : bool
         ``a is b``.
     shares_memory : bool
         Whether the two arrays share memory (:func:`numpy.shares_memory`), for
-        example ``a`` and its view ``a[:]`` or ``a.reshape(...)``.
+        example ``a`` and its view ``a[:]``.
     identical : bool
         Same shape and all entries equal (a copy).
     positive_multiple : float or None
@@ -120,12 +163,25 @@ class PairDiagnosis:
         of normal float64 numbers (the verdict then says so).
     verdict : str
         One line of plain English: what the comparison amounts to.
+    kind : str
+        The verdict in a word or two, one of ``"same object"``, ``"shared memory"``,
+        ``"equal"``, ``"positive multiple"``, ``"negative multiple"``, ``"nearly
+        parallel"``, ``"nearly opposite"``, ``"orthogonal"``, ``"different"``
+        (overlapping views with different entries get the kind of their cosine).
+    factor : float or None
+        The factor :math:`\kappa` of a positive or negative multiple (``1.0`` for
+        equal arrays), rounded to the shortest decimal the rounding allows;
+        ``None`` otherwise.
+    precision : str
+        The floating-point format whose rounding the tolerances allow: that of the
+        narrower input (``"float16"``, ``"bfloat16"``, ``"float32"`` or
+        ``"float64"``; integers and booleans count as float64).
 
     Examples
     --------
     >>> result = diagnose_pair([1.0, 2.0], [2.0, 4.0])
-    >>> result.identical, result.positive_multiple
-    (False, 2.0)
+    >>> result.identical, result.positive_multiple, result.kind
+    (False, 2.0, 'positive multiple')
     """
 
     cosine: float
@@ -134,6 +190,214 @@ class PairDiagnosis:
     identical: bool
     positive_multiple: float | None
     verdict: str
+    kind: str
+    factor: float | None
+    precision: str
+
+
+@dataclass(frozen=True)
+class RowDiagnoses:
+    """:class:`PairDiagnosis` of each row pair of two batches (``diagnose_pair(A, B, axis=-1)``).
+
+    Index it like a tuple (``rows[3]`` is the :class:`PairDiagnosis` of row 3);
+    ``print`` shows how many row pairs got each verdict.
+
+    Attributes
+    ----------
+    pairs : tuple of PairDiagnosis
+        One per row.
+    precision : str
+        The format whose rounding the tolerances allow (as in :class:`PairDiagnosis`).
+
+    Examples
+    --------
+    >>> rows = diagnose_pair([[1.0, 2.0], [1.0, 0.0]], [[3.0, 6.0], [1.0, 1.0]], axis=-1)
+    >>> len(rows), rows.kinds, rows.counts
+    (2, ('positive multiple', 'different'), {'positive multiple': 1, 'different': 1})
+    """
+
+    pairs: tuple[PairDiagnosis, ...]
+    precision: str
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def __getitem__(self, index: int) -> PairDiagnosis:
+        return self.pairs[index]
+
+    def __iter__(self) -> Iterator[PairDiagnosis]:
+        return iter(self.pairs)
+
+    @property
+    def cosines(self) -> NDArray[np.float64]:
+        """The cosine of each row pair, shape ``(n,)``."""
+        return np.array([pair.cosine for pair in self.pairs])
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The :attr:`PairDiagnosis.kind` of each row pair."""
+        return tuple(pair.kind for pair in self.pairs)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many row pairs got each kind of verdict (kinds that occur, in a fixed order)."""
+        kinds = self.kinds
+        return {kind: kinds.count(kind) for kind in _KINDS if kind in kinds}
+
+    def summary(self) -> str:
+        """One line: the number of row pairs, the precision, and the count of each verdict."""
+        counts = ", ".join(f"{count} {kind}" for kind, count in self.counts.items())
+        return f"{len(self)} row pairs ({self.precision}): {counts}"
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+@dataclass(frozen=True)
+class _Input:
+    """A checked argument: its values, the memory they live in, and their format."""
+
+    values: NDArray[Any]  # a real NumPy dtype (bfloat16 tensors as float32, exactly)
+    memory: NDArray[Any]  # what np.shares_memory looks at
+    dtype: str  # the caller's dtype, e.g. "bfloat16" or "int64"
+    precision: _Precision
+
+
+def _precision_of(dtype: np.dtype[Any]) -> _Precision:
+    """float16/32/64 as they are; integers, booleans and wider floats at float64."""
+    return _PRECISIONS.get(dtype.name, _FLOAT64) if dtype.kind == "f" else _FLOAT64
+
+
+def _torch_input(value: Any, name: str) -> _Input | None:
+    """A CPU PyTorch tensor (any real dtype, bfloat16 too) as an :class:`_Input`, else None."""
+    torch = sys.modules.get("torch")  # a tensor exists only once torch is imported
+    if torch is None or not isinstance(value, torch.Tensor):
+        return None
+    tensor = value.detach()
+    if tensor.device.type != "cpu":
+        raise ValueError(
+            f"{name} is a torch tensor on {tensor.device}; move it to the CPU first ({name}.cpu())"
+        )
+    if tensor.is_complex():
+        raise ValueError(f"{name} is complex; expected real numbers")
+    bfloat16 = tensor.dtype == torch.bfloat16
+    try:
+        tensor = tensor.resolve_conj().resolve_neg()
+        memory = (tensor.view(torch.int16) if bfloat16 else tensor).numpy()
+    except (RuntimeError, TypeError) as error:
+        raise ValueError(
+            f"{name} is a torch tensor NumPy cannot read ({error}); expected a dense CPU "
+            f"tensor of real numbers (convert with {name}.float())"
+        ) from None
+    dtype = str(tensor.dtype).removeprefix("torch.")
+    if bfloat16:  # a bfloat16 is the upper half of a float32: widen the bits, exactly
+        widened = (memory.astype(np.uint16).astype(np.uint32) << 16).view(np.float32)
+        return _Input(as_real_array(widened, name), memory, dtype, _PRECISIONS["bfloat16"])
+    array = as_real_array(memory, name)
+    return _Input(array, array, dtype, _precision_of(array.dtype))
+
+
+def _read(value: Any, name: str) -> _Input:
+    """``value`` checked as an array of finite real numbers (NumPy, array-like or tensor)."""
+    tensor = _torch_input(value, name)
+    if tensor is not None:
+        return tensor
+    array = as_real_array(value, name)
+    return _Input(array, array, array.dtype.name, _precision_of(array.dtype))
+
+
+def _check_axis(axis: Any) -> None:
+    if axis is None or (isinstance(axis, numbers.Integral) and not isinstance(axis, bool)):
+        if axis in (None, -1, 1):
+            return
+    raise ValueError(
+        "axis must be None (two vectors) or -1 (the row pairs of two (n, d) batches, as "
+        f"dim=-1 in torch.nn.functional.cosine_similarity); got {axis!r}"
+    )
+
+
+def _shape_error(value: _Input, name: str, axis: int | None) -> ValueError | None:
+    """The error for an argument of the wrong number of dimensions, or None."""
+    shape = value.values.shape
+    if axis is None and len(shape) == 1:
+        return None
+    if axis is not None and len(shape) == 2:
+        return None
+    if axis is None and not shape:
+        return ValueError(f"{name} is a single number (shape ()); expected a 1-D vector")
+    if axis is None:
+        return ValueError(
+            f"{name} has shape {shape}; diagnose_pair compares two 1-D vectors: pass "
+            "axis=-1 to diagnose each pair of rows of two (n, d) batches (as "
+            "torch.nn.functional.cosine_similarity(a, b, dim=-1)), or flatten both "
+            f"({name}.ravel()) to compare the whole arrays"
+        )
+    hint = {0: "", 1: ": drop axis to diagnose one pair of vectors"}.get(
+        len(shape), f": reshape it first ({name}.reshape(-1, {shape[-1]}))"
+    )
+    return ValueError(
+        f"{name} has shape {shape}; axis={axis} diagnoses the row pairs of 2-D batches of "
+        f"shape (n, d){hint}"
+    )
+
+
+def _check_pair(a: _Input, b: _Input, axis: int | None) -> None:
+    for value, name in ((a, "a"), (b, "b")):
+        error = _shape_error(value, name, axis)
+        if error is not None:
+            raise error
+    a_shape, b_shape = a.values.shape, b.values.shape
+    if axis is None and a_shape != b_shape:
+        raise ValueError(
+            f"a has {a_shape[0]} entries (shape {a_shape}) but b has {b_shape[0]} (shape "
+            f"{b_shape}); expected vectors of the same length"
+        )
+    if a_shape != b_shape:
+        raise ValueError(
+            f"a has shape {a_shape} but b has shape {b_shape}; axis={axis} compares row i "
+            "of a with row i of b, so expected the same shape"
+        )
+    for value, name in ((a, "a"), (b, "b")):
+        zero = np.flatnonzero(~value.values.reshape(-1, a_shape[-1]).any(axis=1))
+        if zero.size and axis is None:
+            raise ValueError(f"{name} is the zero vector; its cosine with anything is undefined")
+        if zero.size:
+            raise ValueError(
+                f"row {zero[0]} of {name} is the zero vector ({zero.size} zero row(s) in "
+                "all); its cosine with anything is undefined"
+            )
+
+
+@dataclass(frozen=True)
+class _Work:
+    """The working precision of a pair: the narrower input's, and how to name it."""
+
+    precision: _Precision
+    words: str  # "float32 rounding", or "float16 rounding, the precision of b"
+
+
+def _work(a: _Input, b: _Input) -> _Work:
+    narrower = max(a.precision, b.precision, key=lambda p: p.unit)
+    if a.precision.unit == b.precision.unit:
+        return _Work(narrower, f"{narrower.name} rounding")
+    side = "a" if narrower is a.precision else "b"
+    return _Work(narrower, f"{narrower.name} rounding, the precision of {side}")
+
+
+def _allowance(pa: _Precision, pb: _Precision) -> float:
+    """θ: the relative error allowed per entry, two roundings of the narrower format."""
+    return _ROUNDINGS * max(pa.unit, pb.unit) + _MARGIN
+
+
+@dataclass(frozen=True)
+class _Factor:
+    """A factor κ = scaled * 2**shift (|scaled| in [0.5, 2)) and its feasible range."""
+
+    scaled: float
+    shift: int
+    low: float  # every |κ| in [low, high] * 2**shift fits the entries checked
+    high: float
+    exact: bool  # every ratio b_i / a_i was the same number: report it as it is
 
 
 def _peak_exponent(values: NDArray[np.float64]) -> int:
@@ -141,25 +405,82 @@ def _peak_exponent(values: NDArray[np.float64]) -> int:
     return int(np.frexp(np.max(np.abs(values)))[1])
 
 
-def _multiple_of(a: NDArray[np.float64], b: NDArray[np.float64]) -> tuple[float, int] | None:
-    """``(t_scaled, shift)`` with ``b = t_scaled * 2**shift * a`` up to rounding, or None.
+def _ratios(a: NDArray[np.float64], b: NDArray[np.float64]) -> tuple[NDArray[Any], NDArray[Any]]:
+    """``b / a`` (entries nonzero) as mantissa in [0.5, 1) and exponent, without overflow."""
+    a_mantissa, a_exponent = np.frexp(a)
+    b_mantissa, b_exponent = np.frexp(b)
+    mantissa, exponent = np.frexp(b_mantissa / a_mantissa)
+    return mantissa, exponent.astype(np.int64) + b_exponent - a_exponent
 
-    Both vectors (flat, float64, nonzero) are divided by a power of two near
-    their largest entry (exact). The factor is read off at the first largest
-    entry of ``a``; the multiple is accepted when every entry agrees to
-    ``_MULTIPLE_TOL`` eps of the largest entry of ``b``.
+
+def _candidate(
+    a: NDArray[np.float64], b: NDArray[np.float64], pa: _Precision, pb: _Precision
+) -> _Factor | None:
+    r"""The κ range that fits every entry where both are normal numbers, or None if empty.
+
+    Entry i allows :math:`|\kappa|` in :math:`[|r_i| (1-θ), |r_i| / (1-θ)]`,
+    :math:`r_i = b_i / a_i`; the ranges meet if all ratios have one sign and
+    :math:`\max |r_i| (1-θ) \le \min |r_i| / (1-θ)`. Without such an entry
+    (subnormal input), the ratio at the largest :math:`|a_i|` of the entries
+    nonzero in both is the candidate.
     """
-    exponent_a, exponent_b = _peak_exponent(a), _peak_exponent(b)
-    a_scaled = np.ldexp(a, -exponent_a)
-    b_scaled = np.ldexp(b, -exponent_b)
-    pivot = int(np.argmax(np.abs(a_scaled)))  # the first largest entry
-    factor = float(b_scaled[pivot] / a_scaled[pivot])
-    if factor == 0:
+    theta = _allowance(pa, pb)
+    use = (np.abs(a) >= pa.tiny) & (np.abs(b) >= pb.tiny)
+    if not use.any():
+        both = (a != 0) & (b != 0)
+        if not both.any():
+            return None
+        use = np.zeros_like(both)
+        use[np.argmax(np.where(both, np.abs(a), 0.0))] = True
+        theta = 0.0
+    mantissa, exponent = _ratios(a[use], b[use])
+    if not (np.all(mantissa > 0) or np.all(mantissa < 0)):
         return None
-    residual = float(np.max(np.abs(b_scaled - factor * a_scaled)))
-    if residual > _MULTIPLE_TOL * _EPS * float(np.max(np.abs(b_scaled))):
+    shift = int(np.min(exponent))
+    if np.max(exponent) - shift > 1:
         return None
-    return factor, exponent_b - exponent_a
+    rho = np.abs(np.ldexp(mantissa, exponent - shift))
+    low, high = float(np.max(rho)) * (1 - theta), float(np.min(rho)) / (1 - theta)
+    if low > high:
+        return None
+    exact = bool(np.min(rho) == np.max(rho))
+    scaled = float(rho[0]) if exact else (low + high) / 2
+    return _Factor(math.copysign(scaled, mantissa[0]), shift, low, high, exact)
+
+
+def _fits(
+    a: NDArray[np.float64], b: NDArray[np.float64], factor: _Factor, pa: _Precision, pb: _Precision
+) -> bool:
+    r"""Whether every entry has :math:`|b_i - κ a_i| \le θ \max(|b_i|, |κ a_i|) + s_i`.
+
+    :math:`s_i = \max(λ_b, |κ| λ_a)`, :math:`λ` the smallest subnormal number of
+    each format, allows for underflow. Each entry is compared in units of the
+    larger of :math:`|b_i|` and :math:`|κ a_i|` (exact scaling), so κ and the
+    entries may lie anywhere in the float64 range, or beyond for κ.
+    """
+    a_mantissa, a_exponent = np.frexp(a)
+    b_mantissa, b_exponent = np.frexp(b)
+    x_exponent = np.where(a != 0, a_exponent.astype(np.int64) + factor.shift, _FLOOR)
+    y_exponent = np.where(b != 0, b_exponent.astype(np.int64), _FLOOR)
+    top = np.maximum(np.maximum(x_exponent, y_exponent), _FLOOR)
+    with np.errstate(over="ignore", under="ignore"):
+        x = factor.scaled * np.ldexp(a_mantissa, x_exponent - top)
+        y = np.ldexp(b_mantissa, y_exponent - top)
+        slack = np.maximum(
+            np.ldexp(pb.least, -top), abs(factor.scaled) * np.ldexp(pa.least, factor.shift - top)
+        )
+    theta = _allowance(pa, pb) + _MARGIN
+    return bool(np.all(np.abs(y - x) <= theta * np.maximum(np.abs(x), np.abs(y)) + slack))
+
+
+def _multiple_of(
+    a: NDArray[np.float64], b: NDArray[np.float64], pa: _Precision, pb: _Precision
+) -> _Factor | None:
+    """The factor κ with ``b = κ a`` up to two roundings of the narrower format, or None."""
+    factor = _candidate(a, b, pa, pb)
+    if factor is None or not _fits(a, b, factor, pa, pb):
+        return None
+    return factor
 
 
 def _as_factor(scaled: float, shift: int) -> float | None:
@@ -173,12 +494,45 @@ def _as_factor(scaled: float, shift: int) -> float | None:
     return factor
 
 
-def _format_factor(scaled: float, shift: int) -> str:
-    factor = _as_factor(scaled, shift)
-    if factor is not None:
-        return f"κ = {factor:.6g}"
-    log10 = math.log10(abs(scaled)) + shift * math.log10(2.0)
-    sign = "-" if scaled < 0 else ""
+def _stored(value: float, unit: float) -> float:
+    """``value`` (normal, positive) rounded to the format with unit roundoff ``unit``."""
+    bits = round(-math.log2(unit))
+    mantissa, exponent = math.frexp(value)
+    return math.ldexp(round(mantissa * 2.0**bits) / 2.0**bits, exponent)
+
+
+def _rounded_factor(factor: _Factor, unit: float) -> float | None:
+    """κ as the shortest decimal that rounding allows; None outside the normal float64 range.
+
+    An exact ratio (equal arrays, a power of two, a scalar stored in the format)
+    gives the shortest decimal the format stores as that ratio: 0.3 for a
+    float16 ``0.3`` (stored as 0.30004883). Otherwise, the shortest decimal in
+    the feasible range within ``2 unit`` of its middle: 0.3 for a float32
+    ``0.3 * a``, not 0.30000001192092896.
+    """
+    middle = _as_factor(factor.scaled, factor.shift)
+    if middle is None:
+        return None
+    size = abs(middle)
+    if factor.exact:
+        low = high = size
+        unit = unit if _stored(size, unit) == size else _FLOAT64.unit
+    else:
+        with np.errstate(over="ignore", under="ignore"):
+            low = max(float(np.ldexp(factor.low, factor.shift)), size * (1 - 2 * unit))
+            high = min(float(np.ldexp(factor.high, factor.shift)), size * (1 + 2 * unit))
+    for digits in range(1, 18):
+        candidate = float(f"{size:.{digits}g}")
+        if low <= candidate <= high or (factor.exact and _stored(candidate, unit) == size):
+            return math.copysign(candidate, middle)
+    return middle
+
+
+def _format_factor(factor: _Factor, value: float | None) -> str:
+    if value is not None:
+        return f"κ = {value:.6g}"
+    log10 = math.log10(abs(factor.scaled)) + factor.shift * math.log10(2.0)
+    sign = "-" if factor.scaled < 0 else ""
     return f"κ = {sign}1e{round(log10)} roughly, outside the float64 range"
 
 
@@ -193,16 +547,50 @@ def _short(value: float) -> str:
     return repr(value)
 
 
-def _generic_verdict(value: float) -> str:
-    if value >= _NEAR_ONE:
-        gap = "cosine 1 to double precision" if value == 1.0 else f"cosine 1 - {1 - value:.2g}"
-        return f"nearly parallel but not a multiple ({gap})"
-    if value <= -_NEAR_ONE:
-        gap = "cosine -1 to double precision" if value == -1.0 else f"cosine -1 + {1 + value:.2g}"
-        return f"nearly opposite but not a multiple ({gap})"
+def _deviation(a: NDArray[np.float64], b: NDArray[np.float64]) -> tuple[float, float]:
+    """Least-squares κ (in units of 2**shift) and ``max_i |b_i - κ a_i| / max(|b_i|, |κ a_i|)``.
+
+    Both vectors are divided by a power of two near their largest entry first
+    (exact), so any scale works; returns ``(κ, deviation)`` with κ as a float
+    when it is one (else ``nan``).
+    """
+    a_exponent, b_exponent = _peak_exponent(a), _peak_exponent(b)
+    a_scaled, b_scaled = np.ldexp(a, -a_exponent), np.ldexp(b, -b_exponent)
+    kappa = float(a_scaled @ b_scaled / (a_scaled @ a_scaled))
+    fitted = kappa * a_scaled
+    size = np.maximum(np.abs(fitted), np.abs(b_scaled))
+    used = size > 0
+    deviation = float(np.max(np.abs(b_scaled - fitted)[used] / size[used]))
+    return _as_factor(kappa, b_exponent - a_exponent) or math.nan, deviation
+
+
+def _near_verdict(value: float, work: _Work, a: NDArray[Any], b: NDArray[Any]) -> str:
+    """Nearly parallel (or opposite) but not a multiple: say how far, and whether it prints as 1."""
+    one, gap = ("1", 1 - value) if value > 0 else ("-1", 1 + value)
+    if gap == 0:
+        cosine_words = f"cosine {one} to double precision"
+    else:
+        cosine_words = f"cosine {one} {'-' if value > 0 else '+'} {gap:.2g}"
+        if gap <= work.precision.unit / 2:
+            cosine_words += f", which rounds to {one} in {work.precision.name}"
+    kappa, deviation = _deviation(a.astype(np.float64), b.astype(np.float64))
+    what = "nearly parallel" if value > 0 else "nearly opposite"
+    allowed = _allowance(work.precision, work.precision)
+    return (
+        f"{what} but not a multiple ({cosine_words}): b is κ a with relative errors up "
+        f"to {deviation:.2g} (least-squares κ = {kappa:.6g}), more than {work.words} "
+        f"allows ({allowed:.2g})"
+    )
+
+
+def _generic(value: float, work: _Work, a: NDArray[Any], b: NDArray[Any]) -> tuple[str, str]:
+    """Kind and verdict of a pair that is not a multiple: its cosine in words."""
+    if abs(value) >= min(_NEAR_ONE, 1 - work.precision.unit):
+        kind = "nearly parallel" if value > 0 else "nearly opposite"
+        return kind, _near_verdict(value, work, a, b)
     if value == 0.0:
-        return "orthogonal directions, cosine 0"
-    return f"different directions, cosine {_short(value)}"
+        return "orthogonal", "orthogonal directions, cosine 0"
+    return "different", f"different directions, cosine {_short(value)}"
 
 
 def _shares_memory(a: NDArray[Any], b: NDArray[Any]) -> bool:
@@ -212,53 +600,147 @@ def _shares_memory(a: NDArray[Any], b: NDArray[Any]) -> bool:
         return bool(np.may_share_memory(a, b))
 
 
-def diagnose_pair(a: ArrayLike, b: ArrayLike) -> PairDiagnosis:
-    r"""Explain a cosine between two arrays: a real comparison, or the same data twice.
+def _multiple_verdict(factor: _Factor, value: float | None, work: _Work) -> tuple[str, str]:
+    """Kind and verdict of ``b = κ a``; the rounding is named unless it is float64's."""
+    positive = factor.scaled > 0
+    sign = "positive" if positive else "negative"
+    direction = (
+        "the same direction, so cosine 1" if positive else "opposite directions, so cosine -1"
+    )
+    text = _format_factor(factor, value)
+    if work.precision.unit == _FLOAT64.unit:
+        return f"{sign} multiple", f"a {sign} multiple (factor {text}): {direction}"
+    return (
+        f"{sign} multiple",
+        f"a {sign} multiple up to {work.words} (factor {text}): {direction} up to rounding",
+    )
 
-    A cosine of 1 is often a bug, not a finding: the same tensor compared with
-    itself, a view of it, a copy, or a rescaled copy. The checks run in this
-    order, and the first that holds gives the verdict:
+
+def _diagnose(a: _Input, b: _Input, same_object: bool) -> PairDiagnosis:
+    """:class:`PairDiagnosis` of two checked 1-D vectors of the same length."""
+    work = _work(a, b)
+    a64 = a.values.astype(np.float64, copy=False)
+    b64 = b.values.astype(np.float64, copy=False)
+    value = cosine(a64, b64)
+    shares = same_object or _shares_memory(a.memory, b.memory)
+    identical = bool(np.array_equal(a.values, b.values))
+    factor = None if identical else _multiple_of(a64, b64, a.precision, b.precision)
+    number = 1.0 if identical else None
+    if factor is not None:
+        number = _rounded_factor(factor, work.precision.unit)
+    if same_object:
+        kind = "same object"
+        verdict = "the same array compared with itself: cosine 1 by construction, not a finding"
+    elif shares and identical:
+        kind = "shared memory"
+        verdict = "two views of the same memory (the same entries): cosine 1 by construction"
+    elif shares:
+        kind, verdict = _generic(value, work, a64, b64)
+        verdict = "two views of the same memory (overlapping, with different entries): " + verdict
+    elif identical:
+        kind, verdict = "equal", "two equal arrays (copies): cosine 1 by construction"
+    elif factor is not None:
+        kind, verdict = _multiple_verdict(factor, number, work)
+    else:
+        kind, verdict = _generic(value, work, a64, b64)
+    return PairDiagnosis(
+        cosine=value,
+        same_object=same_object,
+        shares_memory=shares,
+        identical=identical,
+        positive_multiple=number if number is not None and number > 0 else None,
+        verdict=verdict,
+        kind=kind,
+        factor=number,
+        precision=work.precision.name,
+    )
+
+
+def _row(value: _Input, index: int) -> _Input:
+    return replace(value, values=value.values[index], memory=value.memory[index])
+
+
+@overload
+def diagnose_pair(a: ArrayLike, b: ArrayLike, *, axis: None = None) -> PairDiagnosis: ...
+@overload
+def diagnose_pair(a: ArrayLike, b: ArrayLike, *, axis: int) -> RowDiagnoses: ...
+def diagnose_pair(
+    a: ArrayLike, b: ArrayLike, *, axis: int | None = None
+) -> PairDiagnosis | RowDiagnoses:
+    r"""Explain a cosine between two vectors: a real comparison, or the same data twice.
+
+    Used in chapter 7 (the field guide). A cosine of 1 is often a bug, not a
+    finding: the same tensor compared with itself, a view of it, a copy, or a
+    rescaled copy. The checks run in this order, and the first that holds
+    gives the verdict:
 
     1. ``a is b``: "the same array compared with itself";
-    2. the arrays share memory (a view such as ``a[:]`` or ``a.reshape(...)``;
-       for objects with ``__array__``, such as a PyTorch CPU tensor, the array
-       it exposes, without a copy): "two views of the same memory";
-    3. same shape and equal entries: "two equal arrays (copies)";
-    4. :math:`b = \kappa a` with :math:`\kappa > 0`: "a positive multiple (factor κ = ...)";
-    5. :math:`b = \kappa a` with :math:`\kappa < 0`: "a negative multiple (factor κ = ...)";
-    6. otherwise a sentence with the cosine ("different directions, cosine
+    2. the arrays share memory (a view such as ``a[:]``; for a PyTorch CPU
+       tensor or another object with ``__array__``, the memory it exposes):
+       "two views of the same memory";
+    3. equal entries: "two equal arrays (copies)";
+    4. :math:`b = \kappa a` up to rounding with :math:`\kappa > 0`: "a positive
+       multiple (factor κ = ...)"; with :math:`\kappa < 0`: "a negative multiple";
+    5. otherwise a sentence with the cosine ("different directions, cosine
        0.42"), or "nearly parallel but not a multiple" (or "nearly opposite")
-       when :math:`|\cos| \ge 1 - 10^{-9}`.
+       when :math:`1 - |\cos| \le \max(10^{-9}, u)`; that verdict says how far
+       ``b`` is from a multiple, and whether the cosine would round to 1 in the
+       inputs' precision (a logged float32 cosine of 1 is not proof of a multiple).
 
-    The arrays are compared flattened. The multiple test divides both arrays
-    by a power of two near their largest entry (exact, so any scale works),
-    reads the factor at the first largest entry of :math:`a`,
-    :math:`\kappa = b_p / a_p`, and accepts it when
+    **Multiples, at any precision.** Rounding makes :math:`b = \mathrm{fl}(\kappa a)`
+    differ from :math:`\kappa a` entry by entry, by at most :math:`u |\kappa a_i|`,
+    where :math:`u` is the unit roundoff of the format: :math:`2^{-11}` for
+    float16, :math:`2^{-8}` for bfloat16, :math:`2^{-24}` for float32,
+    :math:`2^{-53}` for float64 (integers and booleans count as float64). The
+    tolerance follows the *narrower* of the two inputs' formats, and ``b`` counts
+    as :math:`\kappa a` when one :math:`\kappa` fits every entry,
 
     .. math::
 
-        \max_i |b_i - \kappa a_i| \le 8 \, \varepsilon \max_i |b_i|,
-        \qquad \varepsilon = 2^{-52},
+        |b_i - \kappa a_i| \le \theta \max(|b_i|, |\kappa a_i|) + s,
+        \qquad \theta = 2u + 2^{-51},
 
-    which allows the few roundings of forming :math:`\kappa a` in floating point. The
-    factor of equal arrays, or of a power-of-two multiple, is exact.
+    two roundings (a product and a cast, say) and a margin for this check's own
+    float64 arithmetic; :math:`s = \max(\lambda_b, |\kappa| \lambda_a)`, with
+    :math:`\lambda` the smallest subnormal number of each format, allows for
+    underflow. Where :math:`a_i` and :math:`b_i` are normal numbers this says
+    that the ratios :math:`b_i / a_i` agree to a factor :math:`(1 - \theta)^{-2}`,
+    which is decided exactly. So a float32 ``0.3 * a`` or ``a / 3`` is a multiple,
+    while ``a + 1e-4 * noise`` is not, nor is a multiple with one entry moved by
+    8 units in the last place (20 in float64) when another entry is a normal
+    number in both. The tolerance follows the dtypes, not the history: a float32
+    product cast to float64 is judged at float64 precision. The factor is
+    reported as the shortest decimal the rounding allows (0.3, not
+    0.30000001192092896); a power-of-two factor exactly.
 
     Parameters
     ----------
-    a, b : array_like
-        Real arrays with the same number of entries (lists, NumPy arrays of any
-        shape, or anything with ``__array__``).
+    a, b : array_like or torch.Tensor
+        Real vectors of the same length (1-D: lists, NumPy arrays, anything with
+        ``__array__``, or CPU PyTorch tensors of any real dtype, bfloat16
+        included); with ``axis=-1``, two batches of shape ``(n, d)``. Mixed
+        dtypes are fine: the tolerances follow the narrower one.
+    axis : {None, -1}, optional
+        ``-1`` (or ``1``) diagnoses row ``i`` of ``a`` against row ``i`` of ``b``
+        for every ``i``, as ``torch.nn.functional.cosine_similarity(a, b,
+        dim=-1)`` compares them. If ``a is b``, every row pair is "the same array
+        compared with itself".
 
     Returns
     -------
     PairDiagnosis
+        Without ``axis``.
+    RowDiagnoses
+        With ``axis=-1``: one :class:`PairDiagnosis` per row pair, and counts.
 
     Raises
     ------
     ValueError
-        If the numbers of entries differ, an array is the zero vector (its
-        cosine is undefined), or an input is not an array of finite real
-        numbers (NaN, infinity, complex, strings, masked, sparse, ragged, empty).
+        If an input is not 1-D (2-D without ``axis=-1``: the message says how to
+        ask for row pairs or flatten) or, with ``axis=-1``, not 2-D; if the shapes
+        differ, a vector (row) is zero (its cosine is undefined), a tensor is not
+        on the CPU, or an input is not an array of finite real numbers (NaN,
+        infinity, complex, strings, masked, sparse, ragged, empty).
 
     Examples
     --------
@@ -276,63 +758,44 @@ def diagnose_pair(a: ArrayLike, b: ArrayLike) -> PairDiagnosis:
     'a negative multiple (factor κ = -0.5): opposite directions, so cosine -1'
     >>> diagnose_pair([1, 0], [1, 1]).verdict
     'different directions, cosine 0.71'
+
+    In float32 (PyTorch's default), ``0.3 * x`` is a multiple up to float32
+    rounding; a near-duplicate whose cosine rounds to 1 in float32 is not:
+
+    >>> x = np.array([0.1, -0.7, 2.3, 1.9], dtype=np.float32)
+    >>> result = diagnose_pair(x, 0.3 * x)
+    >>> result.positive_multiple, result.precision
+    (0.3, 'float32')
+    >>> print(result.verdict)  # doctest: +NORMALIZE_WHITESPACE
+    a positive multiple up to float32 rounding (factor κ = 0.3): the same direction,
+    so cosine 1 up to rounding
+    >>> y = x + np.array([0.0, 0.0, 0.0, 1e-4], dtype=np.float32)
+    >>> print(diagnose_pair(x, y).verdict)  # doctest: +NORMALIZE_WHITESPACE
+    nearly parallel but not a multiple (cosine 1 - 3.3e-10, which rounds to 1 in
+    float32): b is κ a with relative errors up to 3.2e-05 (least-squares κ = 1.00002),
+    more than float32 rounding allows (1.2e-07)
+
+    Row pairs of two batches, as ``dim=-1``:
+
+    >>> A = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 0.0]])
+    >>> B = np.array([[2.0, 4.0], [-3.0, -4.0], [0.0, 1.0]])
+    >>> rows = diagnose_pair(A, B, axis=-1)
+    >>> print(rows)
+    3 row pairs (float64): 1 positive multiple, 1 negative multiple, 1 orthogonal
+    >>> rows[1].verdict
+    'a negative multiple (factor κ = -1): opposite directions, so cosine -1'
     """
-    a_array = as_real_array(a, "a")
-    b_array = a_array if b is a else as_real_array(b, "b")
-    if a_array.size != b_array.size:
-        raise ValueError(
-            f"a has {a_array.size} entries (shape {a_array.shape}) but b has {b_array.size} "
-            f"(shape {b_array.shape}); expected the same number of entries (the arrays are "
-            "compared flattened)"
-        )
-    for array, name in ((a_array, "a"), (b_array, "b")):
-        if not array.any():
-            raise ValueError(f"{name} is the zero vector; its cosine with anything is undefined")
-    a_flat = a_array.reshape(-1)
-    b_flat = b_array.reshape(-1)
-    value = cosine(a_flat, b_flat)
-    same_object = a is b
-    shares = same_object or _shares_memory(a_array, b_array)
-    identical = a_array.shape == b_array.shape and bool(np.array_equal(a_array, b_array))
-    multiple = _multiple_of(
-        a_flat.astype(np.float64, copy=False), b_flat.astype(np.float64, copy=False)
+    _check_axis(axis)
+    a_input = _read(a, "a")
+    b_input = a_input if b is a else _read(b, "b")
+    _check_pair(a_input, b_input, axis)
+    if axis is None:
+        return _diagnose(a_input, b_input, a is b)
+    pairs = tuple(
+        _diagnose(_row(a_input, i), _row(b_input, i), a is b)
+        for i in range(a_input.values.shape[0])
     )
-    factor = None if multiple is None else _as_factor(*multiple)
-    positive = factor if factor is not None and factor > 0 else None
-    if identical:
-        positive = 1.0
-    if same_object:
-        verdict = "the same array compared with itself: cosine 1 by construction, not a finding"
-    elif shares:
-        if bool(np.array_equal(a_flat, b_flat)):
-            verdict = "two views of the same memory (the same entries): cosine 1 by construction"
-        else:
-            verdict = (
-                "two views of the same memory (overlapping, with different entries): "
-                + _generic_verdict(value)
-            )
-    elif identical:
-        verdict = "two equal arrays (copies): cosine 1 by construction"
-    elif multiple is not None and multiple[0] > 0:
-        verdict = (
-            f"a positive multiple (factor {_format_factor(*multiple)}): "
-            "the same direction, so cosine 1"
-        )
-    elif multiple is not None:
-        verdict = (
-            f"a negative multiple (factor {_format_factor(*multiple)}): "
-            "opposite directions, so cosine -1"
-        )
-    else:
-        verdict = _generic_verdict(value)
-    return PairDiagnosis(
-        cosine=value,
-        same_object=same_object,
-        shares_memory=shares,
-        identical=identical,
-        positive_multiple=positive,
-        verdict=verdict,
-    )
+    return RowDiagnoses(pairs, _work(a_input, b_input).precision.name)
 
 
 # ---------------------------------------------------------------------------
@@ -389,6 +852,10 @@ class EmbeddingReport:
         deviation over their mean.
     near_duplicate_pairs : int
         Number of pairs :math:`i < j` with cosine at least :math:`1 - 10^{-9}`.
+    centred_effective_rank : float
+        The effective rank of the centred rows :math:`e_i - \bar e`: how many
+        directions the embeddings use apart from their shared mean, at most
+        :math:`\min(n - 1, d)`; 0 if the rows are equal up to rounding.
 
     Examples
     --------
@@ -405,19 +872,53 @@ class EmbeddingReport:
     effective_rank: float
     norm_spread: float
     near_duplicate_pairs: int
+    centred_effective_rank: float
+
+    def _few_directions(self) -> bool:
+        return self.effective_rank < _LOW_RANK_SHARE * min(self.n_rows, self.dim)
+
+    def _centred_limit(self) -> int:
+        return min(self.n_rows - 1, self.dim)
+
+    def _collapse_line(self) -> str | None:
+        """The summary line for a collapsed set, or None: few directions, and little else."""
+        residual = 1.0 - self.mean_direction_share
+        few_left = self.centred_effective_rank < _RICH_RESIDUAL_SHARE * self._centred_limit()
+        if not self._few_directions() or not (few_left or residual < _NEGLIGIBLE_RESIDUAL):
+            return None
+        left = (
+            f"they differ from their mean row by a negligible share ({residual:.2g}) of their "
+            "square norm"
+            if residual < _NEGLIGIBLE_RESIDUAL
+            else "so does what is left after removing their mean (centred effective rank "
+            f"{self.centred_effective_rank:.3g} of at most {self._centred_limit()})"
+        )
+        return (
+            f"- collapse: the embeddings use few directions (effective rank "
+            f"{self.effective_rank:.3g} of at most {min(self.n_rows, self.dim)}), and {left}: "
+            "the model has collapsed; retrain it or check its loss (centring does not repair "
+            "collapse, it magnifies what is left)"
+        )
 
     def summary(self) -> str:
         r"""A few lines in plain words: the numbers, then what looks wrong.
 
         A line is added for each check that triggers:
 
-        - ``mean_direction_share > 0.5``: a shared mean direction dominates;
-          centre the embeddings (:func:`centered_cosine_matrix`) before comparing;
+        - collapse: ``effective_rank < 0.1 * min(n_rows, dim)`` (the embeddings
+          use few directions; :math:`n` rows span at most :math:`n`, hence the
+          minimum), and what is left after removing the mean row also uses few
+          (``centred_effective_rank < 0.5 * min(n_rows - 1, dim)``) or is
+          negligible (``1 - mean_direction_share < 1e-4``). The advice is to
+          retrain or check the loss, *not* to centre: centring a collapsed set
+          magnifies what is left of it (chapter 7);
+        - ``mean_direction_share > 0.5`` without collapse: a shared mean direction
+          dominates; centre the embeddings (:func:`centered_cosine_matrix`) before
+          comparing;
+        - few directions without collapse: a shared direction hides a residual
+          that uses many directions, which centring brings out;
         - ``near_duplicate_pairs > 0``: duplicates, or embeddings collapsed onto
           the same direction;
-        - ``effective_rank < 0.1 * min(n_rows, dim)``: the embeddings use few
-          directions (collapse?); :math:`n` rows span at most :math:`n`
-          directions, hence the minimum;
         - ``norm_spread > 0.5``: norms vary a lot, so the dot product and the
           cosine will rank neighbours differently.
 
@@ -442,7 +943,10 @@ class EmbeddingReport:
             f"{self.n_rows} embeddings of dimension {self.dim}: mean cosine "
             f"{_short(self.mean_cosine)}, effective rank {self.effective_rank:.2g}"
         ]
-        if self.mean_direction_share > _MEAN_DIRECTION_LIMIT:
+        collapse = self._collapse_line()
+        if collapse is not None:
+            lines.append(collapse)
+        elif self.mean_direction_share > _MEAN_DIRECTION_LIMIT:
             lines.append(
                 "- a shared mean direction dominates (mean direction share "
                 f"{_short(self.mean_direction_share)}): centre the embeddings "
@@ -453,10 +957,13 @@ class EmbeddingReport:
                 f"- {self.near_duplicate_pairs} pair(s) of rows are near-duplicates (cosine >= "
                 "1 - 1e-9): duplicated items, or embeddings collapsed onto one direction"
             )
-        if self.effective_rank < _LOW_RANK_SHARE * min(self.n_rows, self.dim):
+        if collapse is None and self._few_directions():
             lines.append(
-                f"- the embeddings use few directions (collapse?): effective rank "
-                f"{self.effective_rank:.3g} of at most {min(self.n_rows, self.dim)}"
+                f"- the embeddings use few directions (effective rank {self.effective_rank:.3g} "
+                f"of at most {min(self.n_rows, self.dim)}), mostly one shared direction; what "
+                "is left after removing the mean uses many (centred effective rank "
+                f"{self.centred_effective_rank:.3g} of at most {self._centred_limit()}), so "
+                "centring brings it out"
             )
         if self.norm_spread > _NORM_SPREAD_LIMIT:
             lines.append(
@@ -491,6 +998,17 @@ def _pair_cosine_sums(E: NDArray[np.float64]) -> tuple[float, int]:
     return total, near
 
 
+def _centred_effective_rank(E: NDArray[np.float64]) -> float:
+    """Effective rank of the centred rows; singular values at rounding level count as 0."""
+    centring = _centre(E)
+    singular = np.linalg.svd(centring.centred, compute_uv=False)
+    singular = singular[singular > centring.limit * math.sqrt(E.size)]
+    if singular.size == 0:
+        return 0.0
+    p = singular / np.sum(singular)
+    return float(np.exp(-np.sum(p * np.log(p))))
+
+
 def embedding_report(E: ArrayLike) -> EmbeddingReport:
     r"""Summary statistics that show whether cosines between embeddings can be trusted.
 
@@ -508,7 +1026,11 @@ def embedding_report(E: ArrayLike) -> EmbeddingReport:
         \text{effective rank} = \exp\Bigl(-\sum_i p_i \log p_i\Bigr),
         \quad p_i = \frac{\sigma_i}{\sum_j \sigma_j}
 
-    (Roy and Vetterli, 2007; terms with :math:`p_i = 0` count as 0).
+    (Roy and Vetterli, 2007; terms with :math:`p_i = 0` count as 0). The centred
+    effective rank is the same formula for the rows minus their mean row
+    (singular values at the level of rounding count as 0); with the effective
+    rank it tells a collapsed set (few directions, before and after removing the
+    mean) from a shared offset over a rich residual.
     :meth:`EmbeddingReport.summary` turns the numbers into words.
 
     Parameters
@@ -555,6 +1077,7 @@ def embedding_report(E: ArrayLike) -> EmbeddingReport:
     spread = float(np.std(norms) / np.mean(norms))
     total, near = _pair_cosine_sums(E)
     return EmbeddingReport(
+        centred_effective_rank=_centred_effective_rank(E),
         n_rows=n,
         dim=d,
         mean_cosine=2.0 * total / (n * (n - 1)),

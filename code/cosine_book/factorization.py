@@ -52,8 +52,7 @@ near its largest entry before normalising it.
 .. rubric:: Determinism
 
 Vector sums are NumPy sums in a fixed (pairwise) order, ties are broken in a
-documented way (:func:`retrieval_quality`, and the scores of
-:mod:`cosine_book.cluster_recovery`), and only matrix products and the
+documented way (the scores of :mod:`cosine_book.cluster_recovery`), and only matrix products and the
 eigendecomposition use BLAS/LAPACK, whose last bits may differ between CPUs.
 
 .. rubric:: Where the rest lives
@@ -61,13 +60,13 @@ eigendecomposition use BLAS/LAPACK, whose last bits may differ between CPUs.
 How well a similarity recovers known clusters (the AUC and top-neighbour share
 reported here) is :mod:`cosine_book.cluster_recovery`, which knows nothing of
 factorisation; the simulated data of the paper's Section 4 come from
-:func:`cosine_book.datasets.make_clustered_interactions`. This module keeps the
+:func:`cosine_book.simulation.make_clustered_interactions`. This module keeps the
 model and what its rescaling freedom does: the closed forms and the spectrum
 they need, the losses and the iterative check, the rescaling itself, cosine
 matrices, and the experiments of chapter 6 that compare equally optimal
-rescalings (:func:`item_similarity_suite`, :func:`rescaling_spread`,
-:func:`retrieval_quality`, and :func:`rescaling_update`, the state of the
-chapter's widget).
+rescalings (:func:`item_similarity_suite`, :func:`rescaling_spread`, and
+:func:`rescaling_update`, the state of the chapter's widget). Retrieval against
+held-out interactions, and MovieLens, are in ``cosine_book.recommenders``.
 """
 
 from __future__ import annotations
@@ -101,7 +100,6 @@ __all__ = [
     "RescalingSpread",
     "RescalingState",
     "RescalingUpdate",
-    "RetrievalQuality",
     "Spectrum",
     "closed_form_check",
     "cosine_matrix",
@@ -121,8 +119,8 @@ __all__ = [
     "rescale",
     "rescaling_spread",
     "rescaling_update",
-    "retrieval_quality",
     "standardize_columns",
+    "standardized_gram",
 ]
 
 Matrix = NDArray[Any] | scipy.sparse.sparray | scipy.sparse.spmatrix
@@ -823,13 +821,15 @@ def _alternating(
     A = standard_normal(rng, (n_items, k)) / np.sqrt(n_items)
     B = standard_normal(rng, (n_items, k)) / np.sqrt(n_items)
     eye_k = np.eye(k)
-    G_reg = G + lam * np.eye(n_items)
+    # (G + lam I)^-1 G, once: the A-step of objective 1 multiplies by it.
+    ridge = np.linalg.solve(G + lam * np.eye(n_items), G) if objective == 1 else G
     for _ in range(n_iter):
         if objective == 1:
             # dL/dA = 0  <=>  (G + lam I) A (B^T B) = G B
-            A = np.linalg.solve(G_reg, G @ B) @ np.linalg.pinv(B.T @ B)
+            A = ridge @ B @ np.linalg.pinv(B.T @ B)
             # dL/dB = 0  <=>  B (A^T (G + lam I) A) = G A
-            B = G @ A @ np.linalg.pinv(A.T @ G_reg @ A)
+            GA = G @ A
+            B = GA @ np.linalg.pinv(A.T @ GA + lam * (A.T @ A))
         else:
             # dL/dA = 0  <=>  G (A (B^T B + lam I) - B) = 0
             A = B @ np.linalg.inv(B.T @ B + lam * eye_k)
@@ -1205,6 +1205,54 @@ def _standardize(X: NDArray[np.float64] | scipy.sparse.csr_array) -> NDArray[np.
     return dense
 
 
+def _standardized_gram(
+    X: NDArray[np.float64] | scipy.sparse.csr_array, G: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """``Z^T Z`` of the standardised columns ``Z`` of ``X``, from ``G = X^T X`` (no dense ``Z``).
+
+    With column sums ``s`` and ``n`` rows, the centred Gram matrix is
+    ``C = G - s s^T / n`` and ``Z^T Z = n C_ij / sqrt(C_ii C_jj)``; constant
+    columns give zero rows and columns, as in :func:`standardize_columns`.
+    """
+    n_rows = X.shape[0]
+    sums = np.asarray(X.sum(axis=0)).reshape(-1)
+    if scipy.sparse.issparse(X):
+        high = X.max(axis=0).toarray().reshape(-1)
+        low = X.min(axis=0).toarray().reshape(-1)
+    else:
+        high, low = X.max(axis=0), X.min(axis=0)
+    centred = G - np.multiply.outer(sums, sums / n_rows)
+    varying = (high > low) & (np.diagonal(centred) > 0)
+    scale = np.where(varying, 1.0 / np.sqrt(np.where(varying, np.diagonal(centred), 1.0)), 0.0)
+    return _mirror_upper(n_rows * centred * np.multiply.outer(scale, scale))
+
+
+def standardized_gram(X: Matrix) -> NDArray[np.float64]:
+    r"""Gram matrix :math:`Z^\top Z` of the standardised columns of ``X`` (no dense ``Z``).
+
+    :math:`Z` is :func:`standardize_columns` of ``X``, rescaled to the Frobenius
+    norm of ``X`` (so that a regularisation strength keeps its meaning); the
+    dense :math:`Z` is never formed. Its eigenvalues are the squared singular
+    values that :func:`item_similarity_suite` fits on.
+
+    Examples
+    --------
+    >>> X = [[1.0, 0.0], [0.0, 0.0], [1.0, 3.0]]
+    >>> Z = standardize_columns(X)
+    >>> Z *= np.linalg.norm(X) / np.linalg.norm(Z)
+    >>> bool(np.allclose(standardized_gram(X), Z.T @ Z))
+    True
+    """
+    X = _check_matrix(X)
+    G, exponent = _scaled_gram(X)
+    G_Z = _standardized_gram(_scaled(X, exponent), G)
+    trace_Z = float(np.sum(np.diagonal(G_Z)))
+    if trace_Z == 0.0:
+        raise ValueError("every column of X is constant; expected some varying columns")
+    with np.errstate(over="ignore", under="ignore"):
+        return np.ldexp(G_Z * (float(np.sum(np.diagonal(G))) / trace_Z), 2 * exponent)
+
+
 def standardize_columns(X: Matrix) -> NDArray[np.float64]:
     """Centre each column of ``X`` and scale it to unit variance (popularity de-biasing).
 
@@ -1269,7 +1317,7 @@ def item_similarity_suite(
 
     Examples
     --------
-    >>> from cosine_book.datasets import make_clustered_interactions
+    >>> from cosine_book.simulation import make_clustered_interactions
     >>> data = make_clustered_interactions(
     ...     n_users=300, n_items=40, n_clusters=2, min_items=4
     ... )
@@ -1303,9 +1351,7 @@ def item_similarity_suite(
     stretch[-1] = 0.01  # B D^{-1}: the last column of B grows 100-fold
     # Standardised columns, rescaled to the Frobenius norm of X: the spectrum of
     # Z from Z^T Z, its singular values times ||X||_F / ||Z||_F.
-    Z = _standardize(X)
-    G_Z = Z.T @ Z
-    del Z
+    G_Z = _standardized_gram(_scaled(X, exponent), G)
     trace_Z = float(np.sum(np.diagonal(G_Z)))
     if trace_Z == 0.0:
         raise ValueError("every column of X is constant; expected some varying columns")
@@ -1752,7 +1798,7 @@ def rescaling_spread(
 
     Examples
     --------
-    >>> from cosine_book.datasets import make_clustered_interactions
+    >>> from cosine_book.simulation import make_clustered_interactions
     >>> data = make_clustered_interactions(
     ...     n_users=300, n_items=40, n_clusters=2, min_items=4
     ... )
@@ -1795,286 +1841,4 @@ def rescaling_spread(
         auc=np.array(auc),
         neighbour_share=np.array(share),
         mean_cosine=np.array(level),
-    )
-
-
-# ---------------------------------------------------------------------------
-# Retrieval on held-out interactions: dot product versus cosine
-# ---------------------------------------------------------------------------
-
-_RETRIEVAL_LABELS = (
-    "dot product x_u A Bᵀ (every D)",
-    "cosine, α = +1/2 (B = V_k)",
-    "cosine, α = 0 (A = B)",
-    "cosine, α = −1/2 (A = V_k)",
-    "cosine, D = diag(σ)^(−1/2)",
-    "cosine, D stretches one dimension",
-    "most popular unseen items (no model)",
-)
-# Users scored at a time: bounds the dense (users x items) score blocks.
-_RETRIEVAL_CHUNK = 2048
-
-
-@dataclass(frozen=True)
-class RetrievalQuality:
-    r"""How well user-to-item rankings recover held-out interactions.
-
-    Entry ``m`` of each array belongs to the ranking ``labels[m]``: the dot
-    product :math:`\boldsymbol{x}_u \hat A \hat B^\top` of objective 1 (the same
-    for every :math:`D`), the cosine between the user embedding
-    :math:`\boldsymbol{x}_u \hat A D` and the item embeddings (rows of
-    :math:`\hat B D^{-1}`) for five equally optimal :math:`D`, and, for
-    reference, the most popular items the user has not seen.
-
-    Attributes
-    ----------
-    labels : tuple of str
-        The rankings.
-    recall : ndarray of shape (7,)
-        Mean over the evaluated users of ``hits / min(n_recommended, held out)``,
-        where ``hits`` counts the user's held-out items among the
-        ``n_recommended`` recommended ones (1 is perfect).
-    hit_rate : ndarray of shape (7,)
-        Share of evaluated users with at least one hit.
-    mean_popularity : ndarray of shape (7,)
-        Mean over the evaluated users of the mean popularity of their
-        recommended items; an item's popularity is the share of all users who
-        have it in the training data.
-    held_out_popularity : float
-        Mean popularity of the held-out items themselves (over the held-out
-        interactions), for comparison.
-    n_users : int
-        Users evaluated (those with at least ``min_items`` interactions).
-    n_held_out : int
-        Interactions held out in total.
-    """
-
-    labels: tuple[str, ...]
-    recall: NDArray[np.float64]
-    hit_rate: NDArray[np.float64]
-    mean_popularity: NDArray[np.float64]
-    held_out_popularity: float
-    n_users: int
-    n_held_out: int
-
-
-def _holdout_split(
-    X: scipy.sparse.csr_array, share: float, min_items: int, seed: int
-) -> tuple[scipy.sparse.csr_array, scipy.sparse.csr_array, NDArray[np.bool_]]:
-    """Training and held-out parts of ``X`` and the mask of evaluated users."""
-    n_users = X.shape[0]
-    counts = np.diff(X.indptr)
-    evaluated = counts >= min_items
-    # round(share * n_u), at least 1 and at most n_u - 1, for evaluated users only.
-    n_hold = np.where(evaluated, np.clip(np.floor(share * counts + 0.5), 1, counts - 1), 0).astype(
-        np.int64
-    )
-    rows = np.repeat(np.arange(n_users), counts)
-    keys = np.random.default_rng(seed).random(X.nnz)
-    order = np.lexsort((keys, rows))  # grouped by row, random order within a row
-    rank = np.arange(X.nnz) - X.indptr[rows]  # position within its row, in that order
-    held = np.zeros(X.nnz, dtype=bool)
-    held[order] = rank < n_hold[rows]
-
-    def part(mask: NDArray[np.bool_]) -> scipy.sparse.csr_array:
-        return scipy.sparse.csr_array((X.data[mask], (rows[mask], X.indices[mask])), shape=X.shape)
-
-    return part(~held), part(held), evaluated
-
-
-def _top_n_mask(scores: NDArray[np.float64], n: int) -> NDArray[np.bool_]:
-    """Each row's ``n`` largest finite scores; ties at the last place go to the lowest index.
-
-    Only values are compared, so the choice does not depend on how a partition
-    orders equal values. Rows with fewer than ``n`` finite scores get them all.
-    """
-    kth = np.partition(scores, scores.shape[1] - n, axis=1)[:, scores.shape[1] - n]
-    above = scores > kth[:, None]
-    tied = (scores == kth[:, None]) & np.isfinite(scores)
-    places = n - np.count_nonzero(above, axis=1)
-    return above | (tied & (np.cumsum(tied, axis=1) <= places[:, None]))
-
-
-def _retrieval_factors(
-    train: scipy.sparse.csr_array, lam: float, k: int, candidates: NDArray[np.intp]
-) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
-    """One (user factor, item factor) pair per model ranking of :func:`retrieval_quality`.
-
-    A user's scores are ``(x_u @ user_factor) @ item_factor.T``, over the
-    ``candidates`` items: first the dot product of objective 1, then the cosine
-    under each rescaling (the cosine with ``x_u A D`` ranks a user's items as
-    ``x_u A D . b_i / |b_i|`` does, so the item rows are normalised).
-    """
-    spectrum, A1, B1, shrink = _objective1_with_shrinkage(train, lam, k, "the training data")
-    sigma = spectrum.singular_values[:k]
-    stretch = np.ones(k)
-    stretch[-1] = 0.01  # B D^{-1}: the last column of B grows 100-fold
-    # Cosines ignore a common factor of d: sigma / sigma_1 keeps d in range at any scale.
-    scalings = (shrink**0.5, np.ones(k), shrink**-0.5, (sigma / sigma[0]) ** -0.5, stretch)
-    factors = [(A1, B1[candidates])]
-    for d in scalings:
-        A_D, B_D = _rescale(A1, B1, d)
-        factors.append((A_D, _unit_rows(B_D[candidates], "B_D (items seen in training)")))
-    return factors
-
-
-def _retrieval_hits(
-    train: scipy.sparse.csr_array,
-    test: scipy.sparse.csr_array,
-    factors: list[tuple[NDArray[np.float64], NDArray[np.float64]]],
-    popularity: NDArray[np.float64],
-    candidates: NDArray[np.intp],
-    n_recommended: int,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Per ranking and user: held-out items among the recommended, and their mean popularity.
-
-    The rankings are those of ``factors`` and, last, ``popularity`` itself; a
-    user's items seen in training are never recommended.
-    """
-    n_users = train.shape[0]
-    hits = np.zeros((len(factors) + 1, n_users))
-    level = np.zeros_like(hits)
-    for start in range(0, n_users, _RETRIEVAL_CHUNK):
-        block = slice(start, start + _RETRIEVAL_CHUNK)
-        seen = train[block][:, candidates].toarray() != 0
-        wanted = test[block][:, candidates].toarray() != 0
-        rankings = [(train[block] @ A) @ B.T for A, B in factors]
-        rankings.append(np.broadcast_to(popularity, seen.shape))
-        for m, scores in enumerate(rankings):
-            chosen = _top_n_mask(np.where(seen, -np.inf, scores), n_recommended)
-            hits[m, block] = np.count_nonzero(chosen & wanted, axis=1)
-            shown = np.where(chosen, popularity, 0.0)
-            level[m, block] = np.sum(shown, axis=1) / np.count_nonzero(chosen, axis=1)
-    return hits, level
-
-
-def retrieval_quality(
-    X: Matrix,
-    *,
-    lam: float = 1e4,
-    k: int = 50,
-    holdout: float = 0.2,
-    min_items: int = 10,
-    n_recommended: int = 10,
-    seed: int = 0,
-) -> RetrievalQuality:
-    r"""Recommend unseen items by dot product or by cosine; score against held-out data.
-
-    1. For every user with at least ``min_items`` interactions (nonzero
-       entries of ``X``), a random share ``holdout`` of them (rounded, at least
-       one, at least one kept) is held out, drawn with ``seed``.
-    2. Objective 1 is fitted in closed form on the rest (:func:`fit_objective1`):
-       :math:`\hat A = \hat B = V_k \mathrm{diag}(f)^{1/2}`,
-       :math:`f_i = 1 / (1 + \lambda / \sigma_i^2)`, with :math:`V_k` and
-       :math:`\sigma` of the training data.
-    3. For each evaluated user the items not in the user's training data (and
-       seen by some user in training; the others have no embedding) are ranked
-       by the model's score :math:`\boldsymbol{x}_u \hat A \hat B^\top`, which
-       no :math:`D` changes, and by the cosine between the user embedding
-       :math:`\boldsymbol{x}_u \hat A D` and the item embeddings, the rows of
-       :math:`\hat B D^{-1}`, for :math:`D = \mathrm{diag}(f)^{\alpha}` with
-       :math:`\alpha = +1/2, 0, -1/2`, for :math:`D = \mathrm{diag}(\sigma)^{-1/2}`
-       (the paper's suggestion for objective 1) and for a :math:`D` that
-       stretches the last latent dimension of :math:`B` a hundredfold. Last, the
-       most popular unseen items (by training count) as a model-free reference.
-    4. The top ``n_recommended`` items of each ranking are compared with the
-       user's held-out items.
-
-    Ties are broken by value and then by the lowest item index, never by the
-    order of a sort, so that the lists are the same on every machine (up to
-    scores that differ only in their last bits, which matrix products may
-    change between CPUs).
-
-    Parameters
-    ----------
-    X : array_like or scipy.sparse matrix of shape (n_users, n_items)
-        Interactions: finite, real, any scale; nonzero entries are interactions.
-    lam : float
-        Regularisation of objective 1, positive.
-    k : int
-        Embedding dimension, ``1 <= k <= n_items``.
-    holdout : float
-        Share of each evaluated user's interactions held out, in ``(0, 1)``.
-    min_items : int
-        Users with fewer interactions are not evaluated (their data stay in
-        training); at least 2.
-    n_recommended : int
-        Length of each recommendation list, ``1 <= n_recommended < n_items``.
-    seed : int
-        Seed of the held-out draw, nonnegative.
-
-    Returns
-    -------
-    RetrievalQuality
-
-    Raises
-    ------
-    ValueError
-        For bad input, if no user has ``min_items`` interactions, if fewer than
-        ``n_recommended`` items appear in the training data, or if objective 1
-        shrinks one of the top ``k`` latent dimensions of the training data to
-        zero (rank below ``k``): :math:`D = \mathrm{diag}(f)^{-1/2}` is then
-        undefined.
-
-    Examples
-    --------
-    >>> from cosine_book.datasets import make_clustered_interactions
-    >>> data = make_clustered_interactions(
-    ...     n_users=400, n_items=40, n_clusters=2, min_items=6
-    ... )
-    >>> quality = retrieval_quality(
-    ...     data.X, lam=10.0, k=5, min_items=6, n_recommended=5
-    ... )
-    >>> quality.labels[0], quality.n_users
-    ('dot product x_u A Bᵀ (every D)', 400)
-    >>> quality.recall.round(2).tolist()  # dot product first, popularity last
-    [0.54, 0.41, 0.42, 0.41, 0.42, 0.29, 0.52]
-    >>> quality.mean_popularity.round(2).tolist()
-    [0.29, 0.24, 0.24, 0.24, 0.24, 0.19, 0.4]
-    """
-    X = _check_matrix(X)
-    lam = _check_lam(lam)
-    n_users, n_items = X.shape
-    k = _check_k(k, n_items)
-    holdout = as_float_scalar(holdout, "holdout", positive=True)
-    if holdout >= 1.0:
-        raise ValueError(f"holdout must be below 1 (a share of each user's items); got {holdout}")
-    min_items = as_int_scalar(min_items, "min_items", minimum=2)
-    if n_items < 2:
-        raise ValueError(f"X has {n_items} item; expected at least 2 items to rank")
-    n_recommended = as_int_scalar(n_recommended, "n_recommended", minimum=1, maximum=n_items - 1)
-    seed = _check_seed(seed)
-    if not scipy.sparse.issparse(X):
-        X = scipy.sparse.csr_array(X)
-    X.eliminate_zeros()
-    train, test, evaluated = _holdout_split(X, holdout, min_items, seed)
-    if not evaluated.any():
-        raise ValueError(
-            f"no user has at least min_items = {min_items} interactions; "
-            "expected some users to evaluate (lower min_items)"
-        )
-    item_counts = np.diff(train.tocsc().indptr)
-    candidates = np.flatnonzero(item_counts > 0)
-    if candidates.size < n_recommended:
-        raise ValueError(
-            f"only {candidates.size} items appear in the training data; expected at least "
-            f"n_recommended = {n_recommended}"
-        )
-    factors = _retrieval_factors(train, lam, k, candidates)
-    popularity = item_counts / n_users
-    users = np.flatnonzero(evaluated)
-    train_eval, test_eval = train[users], test[users]
-    n_test = np.diff(test_eval.indptr)
-    hits, level = _retrieval_hits(
-        train_eval, test_eval, factors, popularity[candidates], candidates, n_recommended
-    )
-    recall = hits / np.minimum(n_recommended, n_test)
-    return RetrievalQuality(
-        labels=_RETRIEVAL_LABELS,
-        recall=np.mean(recall, axis=1),
-        hit_rate=np.mean(hits > 0, axis=1),
-        mean_popularity=np.mean(level, axis=1),
-        held_out_popularity=float(np.mean(popularity[test.indices])),
-        n_users=int(users.size),
-        n_held_out=int(test.nnz),
     )

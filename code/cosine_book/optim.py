@@ -1,183 +1,25 @@
-r"""Adam, a finite-difference gradient check and the exact truncation rule, in NumPy.
+r"""The exact truncation rule of chapter 1, in NumPy.
 
-What remains here of the first edition's NumPy training code, for the two users
-that still need it: chapter 7's small embedding model (:mod:`cosine_book.embeddings`
-trains it with :class:`Adam` and checks its hand-written gradients with
-:func:`finite_difference_gap`), and :func:`truncate_to_cosine`, the projection of
-chapter 1's Theorem 1.1 in exact, scale-safe float64 arithmetic, which
-:func:`cosine_book.training.truncate_tensor` applies to PyTorch tensors.
+:func:`truncate_to_cosine` is the projection of chapter 1's Theorem 1.1 in exact,
+scale-safe float64 arithmetic; :func:`cosine_book.training.truncate_tensor` applies
+it to PyTorch tensors. (The first edition's NumPy training code is gone: the book
+trains with PyTorch.)
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from threadpoolctl import threadpool_limits
 
-from cosine_book._validation import as_float_scalar, as_int_scalar, as_real_array
+from cosine_book._validation import as_float_scalar, as_real_array
 
-__all__ = ["Adam", "finite_difference_gap", "truncate_to_cosine"]
+__all__ = ["truncate_to_cosine"]
 
 Params = dict[str, NDArray[np.float64]]
 
 _EPS = float(np.finfo(np.float64).eps)
-
-
-def _check_rate(learning_rate: float) -> None:
-    as_float_scalar(learning_rate, "learning_rate", positive=True)
-
-
-def _check_unit_interval(value: float, name: str) -> None:
-    """``value`` in ``[0, 1)``."""
-    if not as_float_scalar(value, name, nonnegative=True) < 1.0:
-        raise ValueError(f"{name} must lie in [0, 1); got {value!r}")
-
-
-@dataclass(frozen=True)
-class Adam:
-    r"""Adam (Kingma and Ba, 2015) with bias correction.
-
-    With :math:`m \leftarrow \beta_1 m + (1-\beta_1) g`,
-    :math:`v \leftarrow \beta_2 v + (1-\beta_2) g^2` and step count :math:`t`,
-    the update is :math:`u = \hat m / (\sqrt{\hat v} + \epsilon)` where
-    :math:`\hat m = m / (1-\beta_1^t)` and :math:`\hat v = v / (1-\beta_2^t)`.
-
-    Examples
-    --------
-    The first update is the sign of the gradient (up to ``eps``):
-
-    >>> optimizer = Adam(learning_rate=0.01)
-    >>> state = optimizer.init({"w": np.zeros(2)})
-    >>> grads = {"w": np.array([0.3, -2.0])}
-    >>> update, state = optimizer.direction(grads, state)
-    >>> np.round(update["w"], 6)
-    array([ 1., -1.])
-    """
-
-    learning_rate: float = 0.01
-    beta1: float = 0.9
-    beta2: float = 0.999
-    eps: float = 1e-8
-    name: str = field(default="Adam", init=False)
-
-    def __post_init__(self) -> None:
-        _check_rate(self.learning_rate)
-        _check_unit_interval(self.beta1, "beta1")
-        _check_unit_interval(self.beta2, "beta2")
-        as_float_scalar(self.eps, "eps", positive=True)
-
-    def init(self, params: Mapping[str, NDArray[np.float64]]) -> dict:
-        """Zero first and second moments, step count 0."""
-        zeros = {name: np.zeros_like(value) for name, value in params.items()}
-        return {"step": 0, "m": zeros, "v": {name: z.copy() for name, z in zeros.items()}}
-
-    def direction(
-        self, grads: Mapping[str, NDArray[np.float64]], state: dict
-    ) -> tuple[Params, dict]:
-        """Return the bias-corrected Adam update."""
-        step = state["step"] + 1
-        m = {name: self.beta1 * state["m"][name] + (1 - self.beta1) * grads[name] for name in grads}
-        v = {
-            name: self.beta2 * state["v"][name] + (1 - self.beta2) * grads[name] ** 2
-            for name in grads
-        }
-        correction1 = 1 - self.beta1**step
-        correction2 = 1 - self.beta2**step
-        update = {
-            name: (m[name] / correction1) / (np.sqrt(v[name] / correction2) + self.eps)
-            for name in grads
-        }
-        return update, {"step": step, "m": m, "v": v}
-
-
-def finite_difference_gap(
-    params: Mapping[str, ArrayLike],
-    loss_and_grad: Callable[[Params], tuple[float, Mapping[str, NDArray[np.float64]]]],
-    *,
-    n_entries: int = 40,
-    step: float = 1e-6,
-    seed: int = 0,
-) -> float:
-    r"""How far a hand-written gradient is from central differences, relative to its scale.
-
-    The check behind
-    :func:`cosine_book.embeddings.embedding_gradient_error`, for any model: for
-    ``n_entries`` parameter entries drawn without replacement (seeded), the
-    central difference :math:`(L(\theta + h e) - L(\theta - h e)) / 2h` against
-    the gradient's entry; the largest absolute gap over the largest gradient
-    entry. Runs with one BLAS thread (many small products).
-
-    Parameters
-    ----------
-    params : mapping from str to array_like
-        The parameters (float64 arrays; copied, never modified).
-    loss_and_grad : callable
-        ``loss_and_grad(params) -> (loss, gradients)``, the gradients a mapping
-        with the keys and shapes of ``params``.
-    n_entries : int
-        Entries to check (at least 1; all of them if there are fewer).
-    step : float
-        The difference step :math:`h`, positive.
-    seed : int
-        Seed of the entries' draw, nonnegative.
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> def quadratic(p):
-    ...     return float(np.sum(p["w"] ** 2)), {"w": 2 * p["w"]}
-    >>> bool(finite_difference_gap({"w": np.array([1.0, -2.0])}, quadratic) < 1e-8)
-    True
-    """
-    n_entries = as_int_scalar(n_entries, "n_entries", minimum=1)
-    step = as_float_scalar(step, "step", positive=True)
-    seed = as_int_scalar(seed, "seed", minimum=0)
-    if not isinstance(params, Mapping) or not params:
-        raise ValueError("params must be a non-empty mapping from names to arrays")
-    checked = {
-        name: as_real_array(value, f"params[{name!r}]").astype(np.float64)
-        for name, value in params.items()
-    }
-    return _finite_difference_gap(checked, loss_and_grad, n_entries, step, seed)
-
-
-def _finite_difference_gap(
-    params: Params,
-    loss_and_grad: Callable[[Params], tuple[float, Mapping[str, NDArray[np.float64]]]],
-    n_entries: int,
-    step: float,
-    seed: int,
-) -> float:
-    # Many small matrix products: one BLAS thread is much faster than several.
-    with threadpool_limits(limits=1, user_api="blas"):
-        _, grads = loss_and_grad(params)
-        names = list(grads)
-        sizes = np.array([grads[name].size for name in names])
-        rng = np.random.default_rng(seed)
-        total = int(sizes.sum())
-        chosen = rng.choice(total, size=min(n_entries, total), replace=False)
-        offsets = np.concatenate([[0], np.cumsum(sizes)])
-        gradient_scale = max(float(np.max(np.abs(value))) for value in grads.values())
-        worst = 0.0
-        for flat in chosen:
-            block = int(np.searchsorted(offsets, flat, side="right") - 1)
-            name = names[block]
-            index = np.unravel_index(int(flat - offsets[block]), grads[name].shape)
-            shifted = {key: value.copy() for key, value in params.items()}
-            shifted[name][index] += step
-            loss_plus = loss_and_grad(shifted)[0]
-            shifted[name][index] -= 2 * step
-            loss_minus = loss_and_grad(shifted)[0]
-            numeric = (loss_plus - loss_minus) / (2 * step)
-            worst = max(worst, abs(numeric - float(grads[name][index])))
-    return worst / max(gradient_scale, np.finfo(np.float64).tiny)
 
 
 def truncate_to_cosine(update: ArrayLike, gradient: ArrayLike, threshold: float) -> NDArray:

@@ -1,13 +1,14 @@
-"""Figures of chapter 7: distributions of cosines, neighbour lists, the shared direction.
+"""Figures of chapter 7: cosines of pairs, neighbour lists, hubs, rogue dimensions, the widget.
 
-Distributions are drawn with seaborn (``seaborn.histplot``) from histogram
-counts or from the cosines themselves, in the book's theme
+Distributions are drawn with seaborn (``seaborn.histplot``) from the cosines
+themselves, or as steps from histogram counts, in the book's theme
 (:func:`cosine_book.plotting.use_book_style`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -17,10 +18,18 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 from cosine_book._validation import as_int_scalar, as_real_array, as_real_matrix
-from cosine_book.diagnostics import SharedDirectionState
 from cosine_book.plotting import PALETTE
 
-__all__ = ["neighbour_images_figure", "pair_cosines_figure", "shared_direction_figure"]
+if TYPE_CHECKING:  # the widget module imports this one
+    from cosine_book.widgets.diagnostics import SharedDirectionFrame
+
+__all__ = [
+    "dimension_contributions_figure",
+    "k_occurrence_figure",
+    "neighbour_images_figure",
+    "pair_cosines_figure",
+    "shared_direction_figure",
+]
 
 _PAIR_COLOURS = {"same label": PALETTE["global"], "different labels": PALETTE["local"]}
 
@@ -32,20 +41,20 @@ def _density(counts: np.ndarray, width: float) -> np.ndarray:
     return counts / (total * width) if total > 0 else np.zeros_like(counts)
 
 
-def shared_direction_figure(state: SharedDirectionState) -> Figure:
+def shared_direction_figure(frame: SharedDirectionFrame) -> Figure:
     """The chapter 7 widget's drawing function.
 
     Left: density of the raw cosines of pairs with the same label and with
     different labels (filled), and of the centred ones (outlines). Right, against
-    the strength of the shared direction: the label agreement of the top-``k``
-    cosine neighbours, the mean cosine and the share of unrelated pairs whose
-    cosine reaches the widget's threshold (dashed: that share after centring);
-    the dots mark the current strength.
+    the strength of the shared direction: the pair AUC, the label agreement of the
+    top-``k`` cosine neighbours, the mean cosine, and the shares of related and of
+    unrelated pairs whose cosine reaches the widget's threshold; the dots mark the
+    current strength.
 
     Parameters
     ----------
-    state : SharedDirectionState
-        From :func:`cosine_book.diagnostics.shared_direction_update`.
+    frame : SharedDirectionFrame
+        From :func:`cosine_book.widgets.diagnostics.shared_direction_frame`.
 
     Returns
     -------
@@ -53,15 +62,17 @@ def shared_direction_figure(state: SharedDirectionState) -> Figure:
 
     Examples
     --------
-    >>> from cosine_book.diagnostics import prepare_shared_direction, shared_direction_update
+    >>> from cosine_book.diagnostics import prepare_shared_direction
+    >>> from cosine_book.widgets.diagnostics import shared_direction_frame
     >>> labels = np.repeat([0, 1], 10)
     >>> E = np.random.default_rng(0).normal(size=(20, 4)) + 3.0 * labels[:, None]
     >>> setup = prepare_shared_direction(E, labels, k=3)
-    >>> fig = shared_direction_figure(shared_direction_update(setup, 1.0))
+    >>> fig = shared_direction_figure(shared_direction_frame(setup, 1.0))
     >>> [ax.get_xlabel() for ax in fig.axes]
     ['cosine of a pair', 'strength t of the shared direction']
     >>> plt.close(fig)
     """
+    state = frame.state
     # Fixed margins: the widget draws this figure once per frame.
     fig, (left, right) = plt.subplots(1, 2, figsize=(8.2, 3.6), layout="none")
     fig.subplots_adjust(left=0.075, right=0.985, bottom=0.14, top=0.92, wspace=0.22)
@@ -80,6 +91,7 @@ def shared_direction_figure(state: SharedDirectionState) -> Figure:
         plt.Rectangle((0, 0), 1, 1, color=colour, alpha=0.5) for colour in _PAIR_COLOURS.values()
     ] + [plt.Line2D([], [], color=PALETTE["neutral"], ls="--")]
     left.legend(handles, [*_PAIR_COLOURS, "centred (dashed)"], loc="upper left")
+    left.axvline(state.threshold, color=PALETTE["accent"], lw=1.0, ls=":")
     left.set_xlim(-1.0, 1.0)
     # One y-axis for every strength of the sweep (its peak), so that frames compare;
     # a strength off the sweep (the kernel slider) may raise it.
@@ -93,38 +105,97 @@ def shared_direction_figure(state: SharedDirectionState) -> Figure:
     left.set_title(
         f"raw cosines at t = {state.strength:.2f}; mean {round(state.mean_cosine, 2) + 0.0:.2f}"
     )
-
-    right.plot(
-        state.sweep_strengths,
-        state.sweep_agreement,
-        color=PALETTE["global"],
-        label=f"top-{state.k} label agreement",
-    )
-    right.plot(
-        state.sweep_strengths,
-        state.sweep_mean_cosine,
-        color=PALETTE["weight"],
-        label="mean cosine",
-    )
-    right.plot(
-        state.sweep_strengths,
-        state.sweep_unrelated_above,
-        color=PALETTE["local"],
-        label=f"unrelated pairs with cosine ≥ {state.threshold:g}",
-    )
-    right.axhline(
-        state.centred_unrelated_above,
-        color=PALETTE["local"],
-        ls="--",
-        label="… after centring",
-    )
-    for value in (state.agreement, state.mean_cosine, state.unrelated_above):
-        right.plot([state.strength], [value], "o", color=PALETTE["accent"], ms=7)
+    curves = [
+        (frame.sweep_auc, frame.auc, PALETTE["global"], "-", "pair AUC"),
+        (state.sweep_agreement, state.agreement, PALETTE["global"], ":",
+         f"top-{state.k} label agreement"),
+        (state.sweep_mean_cosine, state.mean_cosine, PALETTE["weight"], "-", "mean cosine"),
+        (frame.sweep_related_above, frame.related_above, PALETTE["neutral"], "--",
+         f"same label, cosine ≥ {state.threshold:g}"),
+        (state.sweep_unrelated_above, state.unrelated_above, PALETTE["local"], "--",
+         f"different labels, cosine ≥ {state.threshold:g}"),
+    ]  # fmt: skip
+    for sweep, current, colour, style, label in curves:
+        right.plot(state.sweep_strengths, sweep, color=colour, ls=style, label=label)
+        right.plot([state.strength], [current], "o", color=PALETTE["accent"], ms=6)
     right.set_ylim(-0.02, 1.02)
     right.set_xlim(state.sweep_strengths[0] - 0.05, state.sweep_strengths[-1] + 0.05)
     right.set_xlabel("strength t of the shared direction")
-    right.legend(loc="lower right", bbox_to_anchor=(1.0, 0.08))
+    right.legend(loc="lower right", bbox_to_anchor=(1.0, 0.04), fontsize=8)
     right.set_title("raw cosines against t (dot: the current t)")
+    return fig
+
+
+def k_occurrence_figure(counts: Mapping[str, ArrayLike], *, k: int = 10) -> Figure:
+    """Histograms of k-occurrence counts (how often each item is a neighbour), one line each.
+
+    Parameters
+    ----------
+    counts : mapping from str to array_like of int
+        For each representation (legend label), the counts of
+        :func:`cosine_book.embeddings.k_occurrence`.
+    k : int
+        The neighbours per item behind the counts (for the axis label).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = k_occurrence_figure({"a": [0, 1, 2, 9], "b": [3, 3, 3, 3]}, k=3)
+    >>> fig.axes[0].get_yscale()
+    'log'
+    >>> plt.close(fig)
+    """
+    if not counts:
+        raise ValueError("counts must name at least one representation")
+    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    colours = [PALETTE["local"], PALETTE["global"], PALETTE["weight"], PALETTE["neutral"]]
+    largest = max(int(np.max(as_real_array(c, "counts", ndim=1))) for c in counts.values())
+    edges = np.arange(0, largest + 3) - 0.5
+    for (name, values), colour in zip(counts.items(), colours, strict=False):
+        ax.stairs(np.histogram(values, edges)[0], edges, color=colour, lw=1.4, label=name)
+    ax.set_yscale("log")
+    ax.set_xlabel(f"number of other items that have it among their {k} nearest neighbours")
+    ax.set_ylabel("items (log scale)")
+    ax.legend()
+    return fig
+
+
+def dimension_contributions_figure(contributions: Mapping[str, ArrayLike]) -> Figure:
+    """Each dimension's contribution to the mean cosine of pairs, one panel per model.
+
+    Parameters
+    ----------
+    contributions : mapping from str to array_like
+        For each model (panel title), one number per dimension, summing to its
+        mean cosine (chapter 7, rogue dimensions).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = dimension_contributions_figure({"a": [0.1, 0.02, -0.01]})
+    >>> fig.axes[0].get_xlabel()
+    'dimension'
+    >>> plt.close(fig)
+    """
+    if not contributions:
+        raise ValueError("contributions must name at least one model")
+    fig, axes = plt.subplots(1, len(contributions), figsize=(4.1 * len(contributions), 3.0),
+                             squeeze=False)  # fmt: skip
+    for ax, (title, values) in zip(axes[0], contributions.items(), strict=True):
+        values = as_real_array(values, f"contributions of {title!r}", ndim=1)
+        colours = np.where(values >= 0, PALETTE["global"], PALETTE["local"])
+        # No edges: with hundreds of dimensions, edge lines would hide the bars.
+        ax.bar(np.arange(values.size), values, width=1.0, color=colours, linewidth=0)
+        ax.axhline(0.0, color=PALETTE["neutral"], lw=0.8)
+        ax.set_title(f"{title}: mean cosine {float(np.sum(values)):.2f}")
+        ax.set_xlabel("dimension")
+    axes[0][0].set_ylabel("contribution to the mean cosine")
     return fig
 
 
