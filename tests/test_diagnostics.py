@@ -27,9 +27,9 @@ from cosine_book.diagnostics import (
     related_pair_cosines,
     top_k_neighbours,
     top_k_overlap,
-    with_shared_direction,
 )
 from cosine_book.factorization import cosine_matrix
+from cosine_book.widgets.diagnostics import with_shared_direction
 
 EPS = np.finfo(np.float64).eps
 PROPERTY_SETTINGS = settings(max_examples=100, deadline=None)
@@ -374,22 +374,22 @@ def test_row_mode():
     A = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 0.0], [1.0, 1.0]])
     B = np.array([[2.0, 4.0], [-3.0, -4.0], [0.0, 1.0], [1.0, 1.0]])
     rows = diagnose_pair(A, B, axis=-1)
-    assert isinstance(rows, RowDiagnoses) and len(rows) == 4
-    assert rows.kinds == ("positive multiple", "negative multiple", "orthogonal", "equal")
-    assert rows.counts == {
-        "equal": 1,
-        "positive multiple": 1,
-        "negative multiple": 1,
-        "orthogonal": 1,
-    }
-    assert str(rows) == (
-        "4 row pairs (float64): 1 equal, 1 positive multiple, 1 negative multiple, 1 orthogonal"
+    assert isinstance(rows, RowDiagnoses) and len(rows.pairs) == 4
+    kinds = [pair.kind for pair in rows.pairs]
+    assert kinds == ["positive multiple", "negative multiple", "orthogonal", "equal"]
+    # The counts in a fixed order of the verdicts, not in the order of the rows.
+    assert (
+        str(rows)
+        == rows.summary()
+        == (
+            "4 row pairs (float64): 1 equal, 1 positive multiple, 1 negative multiple, 1 orthogonal"
+        )
     )
-    assert rows[0].factor == 2.0 and [pair.kind for pair in rows] == list(rows.kinds)
-    np.testing.assert_array_equal(rows.cosines, [1.0, -1.0, 0.0, 1.0])
+    assert rows.pairs[0].factor == 2.0
+    np.testing.assert_array_equal([pair.cosine for pair in rows.pairs], [1.0, -1.0, 0.0, 1.0])
     assert diagnose_pair(A, B, axis=1) == rows
-    assert diagnose_pair(A, A, axis=-1).counts == {"same object": 4}
-    assert diagnose_pair(A, A[:], axis=-1).counts == {"shared memory": 4}
+    assert str(diagnose_pair(A, A, axis=-1)) == "4 row pairs (float64): 4 same object"
+    assert str(diagnose_pair(A, A[:], axis=-1)) == "4 row pairs (float64): 4 shared memory"
 
 
 def test_row_mode_matches_torch_dim_minus_one():
@@ -399,10 +399,12 @@ def test_row_mode_matches_torch_dim_minus_one():
     B[:3] = A[:3] * torch.tensor([[0.3], [-2.0], [1 / 3]])
     rows = diagnose_pair(A, B, axis=-1)
     expected = torch.nn.functional.cosine_similarity(A.double(), B.double(), dim=-1)
-    np.testing.assert_allclose(rows.cosines, expected.numpy(), rtol=1e-12, atol=1e-15)
-    assert rows.kinds[:3] == ("positive multiple", "negative multiple", "positive multiple")
+    cosines = [pair.cosine for pair in rows.pairs]
+    np.testing.assert_allclose(cosines, expected.numpy(), rtol=1e-12, atol=1e-15)
+    kinds = [pair.kind for pair in rows.pairs[:3]]
+    assert kinds == ["positive multiple", "negative multiple", "positive multiple"]
     assert rows.precision == "float32"
-    for i, pair in enumerate(rows):
+    for i, pair in enumerate(rows.pairs):
         assert pair == diagnose_pair(A[i], B[i])
 
 
@@ -990,7 +992,7 @@ BAD_INPUT = [
     *[
         pytest.param(call, match, id=f"diagnose_pair-{kind}")
         for kind, call, match in [
-            ("sizes", lambda: diagnose_pair(_v, [1.0, 2.0]), "a has 3 entries .* but b has 2"),
+            ("sizes", lambda: diagnose_pair(_v, [1.0, 2.0]), r"a has shape \(3,\) but b .*\(2,\)"),
             (
                 "2-D",
                 lambda: diagnose_pair(np.ones((2, 3)), np.ones((2, 3))),
@@ -1035,7 +1037,7 @@ BAD_INPUT = [
             (
                 "sizes float16",
                 lambda: diagnose_pair(np.float16([1, 2]), _v),
-                r"a has 2 entries \(shape \(2,\)\) but b has 3",
+                r"a has shape \(2,\) but b has shape \(3,\); expected the same shape",
             ),
             (
                 "NaN bfloat16",
@@ -1093,7 +1095,7 @@ BAD_INPUT = [
             (
                 "rows shapes",
                 lambda: diagnose_pair(_E, _E[:3], axis=-1),
-                r"a has shape \(4, 3\) but b has shape \(3, 3\); axis=-1 compares row i",
+                r"a has shape \(4, 3\) but b has shape \(3, 3\); .* row i of a is compared",
             ),
             (
                 "rows zero",

@@ -1,5 +1,5 @@
 """Tests for the chapter 7 widget (cosine_book.widgets.diagnostics), its computation
-(prepare_shared_direction, shared_direction_update in cosine_book.diagnostics, and
+(with_shared_direction, prepare_shared_direction, shared_direction_update, and
 shared_direction_frame, which adds the pair AUC and the related pairs' pass rate) and the
 chapter 7 figures (cosine_book.plotting.diagnostics). The chapter's "try this" sentence is
 checked on the data the chapter gives the widget and on every setting the HTML version
@@ -12,15 +12,7 @@ import numpy as np
 import pytest
 
 from cosine_book.datasets import load_digits_split
-from cosine_book.diagnostics import (
-    SWEEP_STRENGTHS,
-    centered_cosine_matrix,
-    false_match_share,
-    prepare_shared_direction,
-    related_pair_cosines,
-    shared_direction_update,
-    with_shared_direction,
-)
+from cosine_book.diagnostics import centered_cosine_matrix, related_pair_cosines
 from cosine_book.embeddings import hidden_features, pair_auc, train_embedding_model
 from cosine_book.factorization import cosine_matrix
 from cosine_book.plotting.diagnostics import (
@@ -33,9 +25,13 @@ from cosine_book.plotting.diagnostics import (
 from cosine_book.widgets import shared_direction_widget
 from cosine_book.widgets.core import LiveWidget, static_html
 from cosine_book.widgets.diagnostics import (
+    SWEEP_STRENGTHS,
+    prepare_shared_direction,
     shared_direction_frame,
     shared_direction_readout,
     shared_direction_spec,
+    shared_direction_update,
+    with_shared_direction,
 )
 
 
@@ -98,9 +94,10 @@ def test_frame_adds_auc_and_pass_rates_of_the_raw_and_centred_cosines():
     for value in (0.0, 1.25, 0.6):  # on the sweep and off it
         frame = shared_direction_frame(setup, value, sweep=base)
         S = cosine_matrix(with_shared_direction(E, value))
-        related, _ = related_pair_cosines(S, labels)
+        related, unrelated = related_pair_cosines(S, labels)
         assert frame.auc == pytest.approx(pair_auc(S, labels))
         assert frame.related_above == np.mean(related >= 0.5)
+        assert frame.state.unrelated_above == np.mean(unrelated >= 0.5)  # the false matches
         alone = shared_direction_frame(setup, value)  # the sweep computed anew
         assert (alone.auc, alone.related_above) == (frame.auc, frame.related_above)
     centred = centered_cosine_matrix(E)
@@ -245,15 +242,13 @@ def test_figures_refuse_bad_input(call, fragment):
         call()
 
 
-def test_false_match_share():
-    S = np.array([[1.0, 0.9, 0.6], [0.9, 1.0, 0.2], [0.6, 0.2, 1.0]])
-    assert false_match_share(S, ["a", "a", "b"], 0.5) == 0.5
-    assert false_match_share(S, ["a", "a", "b"], 0.7) == 0.0
-    assert false_match_share(S, ["a", "a", "a"]) == 0.0  # no unrelated pair
-    with pytest.raises(ValueError, match="threshold"):
-        false_match_share(S, ["a", "a", "b"], np.nan)
-    with pytest.raises(ValueError, match="labels"):
-        false_match_share(S, ["a", "b"])
+def test_chapter_7_imports_the_setup_from_diagnostics():
+    from cosine_book import diagnostics
+    from cosine_book.diagnostics import prepare_shared_direction as imported
+
+    assert imported is prepare_shared_direction
+    with pytest.raises(AttributeError, match="no attribute 'missing'"):
+        diagnostics.missing  # noqa: B018
 
 
 def test_widget_figure_draws_the_states_histograms_as_densities():

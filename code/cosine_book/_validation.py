@@ -27,6 +27,7 @@ import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
+    "as_float_array",
     "as_float_scalar",
     "as_int_scalar",
     "as_labels",
@@ -173,6 +174,17 @@ def as_real_array(
         if error is not None:
             raise error
     return array
+
+
+def as_float_array(value: ArrayLike, name: str, *, ndim: int | None = None) -> NDArray[np.float64]:
+    """:func:`as_real_array` converted to float64 (no copy if it already is).
+
+    Examples
+    --------
+    >>> as_float_array([1, 2], "x", ndim=1)
+    array([1., 2.])
+    """
+    return as_real_array(value, name, ndim=ndim).astype(np.float64, copy=False)
 
 
 def as_real_matrix(

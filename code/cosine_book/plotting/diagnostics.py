@@ -121,7 +121,7 @@ def shared_direction_figure(frame: SharedDirectionFrame) -> Figure:
     right.set_ylim(-0.02, 1.02)
     right.set_xlim(state.sweep_strengths[0] - 0.05, state.sweep_strengths[-1] + 0.05)
     right.set_xlabel("strength t of the shared direction")
-    right.legend(loc="lower right", bbox_to_anchor=(1.0, 0.04), fontsize=8)
+    right.legend(loc="lower right", bbox_to_anchor=(1.0, 0.04), fontsize=9.5)
     right.set_title("raw cosines against t (dot: the current t)")
     return fig
 
