@@ -14,6 +14,7 @@ from cosine_book.datasets import load_digits_split
 from cosine_book.diagnostics import neighbour_agreement, related_pair_cosines, top_k_overlap
 from cosine_book.embeddings import (
     QA_SET,
+    QA_SET_2,
     EmbeddingModel,
     all_but_the_top,
     answer_retrieval,
@@ -339,14 +340,48 @@ def test_the_query_projection_is_deterministic_and_helps_on_its_training_pairs()
     assert np.max(np.abs(W_stiff - np.eye(6))) <= 0.01  # Adam's step: at most the rate
 
 
-def test_the_question_set():
-    assert len(QA_SET) == 40
-    for question, answer, other, rewrite in QA_SET:
+@pytest.mark.parametrize("rows", [QA_SET, QA_SET_2], ids=["QA_SET", "QA_SET_2"])
+def test_the_question_sets(rows):
+    assert len(rows) == 40 and all(len(row) == 4 for row in rows)
+    for question, answer, other, rewrite in rows:
         for text in (question, answer, other, rewrite):
             assert text == text.strip() and "  " not in text and "|" not in text
         assert question.endswith("?") and other.endswith("?")
         assert answer.endswith(".") and rewrite.endswith(".")
-    assert len({row[0] for row in QA_SET}) == 40 and len({row[2] for row in QA_SET}) == 40
+    assert len({row[0] for row in rows}) == 40 and len({row[2] for row in rows}) == 40
+
+
+def test_the_two_question_sets_share_no_question():
+    assert not {row[0] for row in QA_SET} & {row[0] for row in QA_SET_2}
+
+
+def test_decoupled_weight_decay_is_not_a_penalty_in_the_loss():
+    # AdamW's decay shrinks the three matrices outside the loss: the loss history starts
+    # where the undecayed one does, the L2 penalty's starts higher, and the weights end
+    # smaller than without decay.
+    plain = _small("dot", 40)
+    decoupled = _small("dot", 40, weight_decay=0.5, decoupled=True)
+    coupled = _small("dot", 40, weight_decay=0.5)
+    assert decoupled.loss[0] == plain.loss[0] < coupled.loss[0]
+    assert decoupled.weight_decay == 0.5
+    for name in ("W1", "P", "class_vectors"):
+        assert np.linalg.norm(getattr(decoupled, name)) < np.linalg.norm(getattr(plain, name))
+
+
+def test_adamw_leaves_the_layers_unbalanced(digits):
+    # Chapter 7: the balance theorem is about an L2 penalty in the loss; under AdamW's
+    # decoupled decay the imbalance stays at least as large as without any decay.
+    split = (digits.x_train, digits.y_train, digits.x_test, digits.y_test)
+
+    def imbalance(model):
+        M, N = model.P.T @ model.P, model.class_vectors.T @ model.class_vectors
+        return np.linalg.norm(M - N) / np.linalg.norm(N)
+
+    plain = train_embedding_model(*split, objective="dot", steps=300)
+    adamw = train_embedding_model(*split, objective="dot", steps=300, weight_decay=1e-2,
+                                  decoupled=True)  # fmt: skip
+    coupled = train_embedding_model(*split, objective="dot", steps=300, weight_decay=1e-3)
+    assert imbalance(coupled) < 0.2 < 1.0 < imbalance(plain) <= imbalance(adamw)
 
 
 def test_neighbour_measures_on_the_digit_models(digits, digit_models):
