@@ -159,16 +159,16 @@ def test_the_loop_bug_and_the_row_diagnosis(cells, prose):
 
 
 def test_diagnose_pair_limits(cells, prose):
-    # "raw against normalised, are "3 equal, 2 positive multiple" ...; cast to float64 ...
-    # "3 equal, 2 nearly parallel" ... 92 of 200 rows are called "nearly parallel" ... a
+    # "against 0.3 times them ... are "5 positive multiple"; cast to float64 ...
+    # "5 nearly parallel" ... 92 of 200 rows are called "nearly parallel" ... a
     # zero row, which F.cosine_similarity scores 0 ..., makes it raise a ValueError"
     text = output(cells, "x200 = standard_normal")
-    assert "float32: 5 row pairs (float32): 3 equal, 2 positive multiple" in text
-    assert "float64: 5 row pairs (float64): 3 equal, 2 nearly parallel" in text
+    assert "float32: 5 row pairs (float32): 5 positive multiple" in text
+    assert "float64: 5 row pairs (float64): 5 nearly parallel" in text
     assert "200 row pairs (float32): 108 positive multiple, 92 nearly parallel" in text
     assert "F.cosine_similarity: [1.0, 0.0, 1.0]" in text
     assert "diagnose_pair: ValueError: row 1 of a is the zero vector" in text
-    quoted(prose, '"3 equal, 2 positive multiple"', '"3 equal, 2 nearly parallel"',
+    quoted(prose, '"5 positive multiple"', '"5 nearly parallel"',
            "92 of 200 rows", "raise a ValueError for the whole batch",
            "multiples up to two roundings")  # fmt: skip
     assert "the way `F.cosine_similarity(a, b, dim=-1)` compares them" not in prose
