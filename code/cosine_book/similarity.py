@@ -676,10 +676,10 @@ def _cpu_tensor_view(value: Any) -> NDArray[Any] | None:
     tensor_types, viewable = _torch_kinds(torch)
     if type(value) not in tensor_types or value.dtype not in viewable:
         return None
-    if value.device.type != "cpu" or not value.is_contiguous():
+    if not value.is_cpu or not value.is_contiguous():
         return None
     try:
-        return value.detach().numpy().reshape(-1)
+        return (value.detach() if value.requires_grad else value).numpy().reshape(-1)
     except (RuntimeError, TypeError):  # e.g. a tensor with a pending negation bit
         return None
 
@@ -731,13 +731,17 @@ def _cpu_tensor_sums(x: NDArray[Any], y: NDArray[Any], what: str) -> _BlockSums:
     return _block_sums(x, y, what)  # the NumPy path's handling of the rare cases
 
 
-@numba.njit(cache=True, nogil=True)
-def _accumulate_many(
-    xs: Any, ys: Any, acc: NDArray[np.float64], start: int, stop: int
-) -> None:  # pragma: no cover (compiled)
-    """``_accumulate(xs[k], ys[k], acc[k])`` for ``start <= k < stop``, in one call."""
+def _sum_run(
+    views: list[tuple[NDArray[Any], NDArray[Any]]], acc: NDArray[np.float64], start: int, stop: int
+) -> None:
+    """``_accumulate`` of the view pairs ``start <= k < stop`` into ``acc[k]``.
+
+    One compiled call per pair: a call costs about a microsecond, and the kernel
+    releases the GIL while it sums, so two threads sum their runs side by side.
+    """
     for k in range(start, stop):
-        _accumulate(xs[k], ys[k], acc[k])
+        x, y = views[k]
+        _accumulate(x, y, acc[k])
 
 
 @functools.cache
@@ -761,29 +765,23 @@ def _batch_sums(
 ) -> NDArray[np.float64]:
     """The sums of x*x, y*y and x*y of many same-dtype view pairs, shape (n, 3).
 
-    Tensors of a model are many and often small, so one compiled call per thread
-    replaces one call per block; on two or more CPUs a large batch is split into runs
-    of whole blocks summed in parallel (the kernel releases the GIL). Each block is
+    On two or more CPUs a large batch is split into runs of whole blocks summed in
+    parallel (the kernel releases the GIL). Each block is
     summed by the same code in the same order either way: the bits do not change.
     """
-    xs, ys = numba.typed.List(), numba.typed.List()
-    for x, y in views:
-        xs.append(x)
-        ys.append(y)
     acc = np.zeros((len(views), 2, 3, _LANES))
     sizes = [x.size for x, _ in views]
     pool = _worker_pool()
     parts = 1 if pool is None else min(pool._max_workers + 1, len(views))
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         if parts == 1 or sum(sizes) < _THREADED_ENTRIES:
-            _accumulate_many(xs, ys, acc, 0, len(views))
+            _sum_run(views, acc, 0, len(views))
         else:
             cuts = _split_points(sizes, parts)
             futures = [
-                pool.submit(_accumulate_many, xs, ys, acc, cuts[i], cuts[i + 1])
-                for i in range(1, parts)
+                pool.submit(_sum_run, views, acc, cuts[i], cuts[i + 1]) for i in range(1, parts)
             ]
-            _accumulate_many(xs, ys, acc, cuts[0], cuts[1])
+            _sum_run(views, acc, cuts[0], cuts[1])
             for future in futures:
                 future.result()
     return _lane_totals(acc)
