@@ -49,7 +49,7 @@ export HF_HUB_DISABLE_PROGRESS_BARS := 1
 # A user's MPLBACKEND would stop the kernels from using the inline backend.
 unexport MPLBACKEND
 
-.PHONY: help install book pdf pdf-test tex test browser-test lint format lab execute experiments bench fuzz clean
+.PHONY: help install book pdf pdf-test tex test browser-test lint format lab execute experiments bench size fuzz clean
 
 help:
 	@echo "make book     build the HTML book into _build/html"
@@ -61,6 +61,7 @@ help:
 	@echo "make execute  re-execute every chapter notebook in place"
 	@echo "make experiments  chapter 1's optimizer sweep (results committed in experiments/)"
 	@echo "make bench    run the benchmarks under benchmarks/"
+	@echo "make size     the package's lines, docstring share and public names, against the lean targets"
 	@echo "make fuzz     the unit and property tests with fresh random examples, many more of them"
 
 install: $(STAMP)
@@ -195,6 +196,9 @@ experiments: $(STAMP)
 
 bench: $(STAMP)
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+size: $(STAMP)
+	$(BIN)/python tests/package_size.py
 
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest tests

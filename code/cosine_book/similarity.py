@@ -766,8 +766,8 @@ def _batch_sums(
     """The sums of x*x, y*y and x*y of many same-dtype view pairs, shape (n, 3).
 
     On two or more CPUs a large batch is split into runs of whole blocks summed in
-    parallel (the kernel releases the GIL). Each block is
-    summed by the same code in the same order either way: the bits do not change.
+    parallel (the kernel releases the GIL). Each block is summed by the same code in
+    the same order either way: the bits do not change.
     """
     acc = np.zeros((len(views), 2, 3, _LANES))
     sizes = [x.size for x, _ in views]
