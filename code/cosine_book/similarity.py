@@ -1569,7 +1569,10 @@ def _edge_excess(params: NDArray[np.float64], n_blocks: int, side: int) -> float
     half = params.size // 2
     xs = np.split(params[:half], n_blocks)
     ys = np.split(params[half:], n_blocks)
-    dots = [math.fsum(float(a) * float(b) for a, b in zip(x, y, strict=True)) for x, y in zip(xs, ys, strict=True)]
+    dots = [
+        math.fsum(float(a) * float(b) for a, b in zip(x, y, strict=True))
+        for x, y in zip(xs, ys, strict=True)
+    ]
     xx = [math.fsum(float(a) * float(a) for a in x) for x in xs]
     yy = [math.fsum(float(b) * float(b) for b in y) for y in ys]
     norms = [math.sqrt(a * b) for a, b in zip(xx, yy, strict=True)]
