@@ -510,7 +510,7 @@ def draw_wedge(
     with its tip at the origin; its edges are the lines
     :math:`\rho\, c_{\min}` and :math:`\rho\, c_{\max}`. Each summary is drawn
     as a dot at (:math:`\rho`, global cosine); ``highlight``, if given, as a
-    larger mark (a diamond) with its interval at its :math:`\rho`.
+    larger mark (a diamond) with a vertical bar: its interval.
 
     Parameters
     ----------
