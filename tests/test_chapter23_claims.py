@@ -72,7 +72,7 @@ def test_ch2_limit_construction_with_different_local_cosines():
 
 def test_ch2_widget_start_weights():
     # "both blocks carry the same weight, 0.2/1.04 ≈ 0.19"
-    s = block_cosines(*blocks_with([0.9, 0.3], [0.2, 1.0], [1.0, 0.2]))
+    s = block_cosines(*blocks_with([0.9, 0.0], [0.2, 1.0], [1.0, 0.2]))
     np.testing.assert_allclose(s.weights, [0.2 / 1.04] * 2, rtol=1e-12)
     assert f"{0.2 / 1.04:.2f}" == "0.19"
 
