@@ -65,15 +65,26 @@ def test_counterexample_figure_signs_and_huge_entries():
 
 def test_limit_figure_curves_follow_the_formula():
     # Chapter 2, eq-ch2-limit: global = 2 eps c / (1 + eps^2), locals fixed at c.
-    eps = np.logspace(-3, 0, 7)
+    eps = np.linspace(0.01, 1.0, 7)
     fig = limit_construction_figure([0.99, 0.5], eps)
     ax = fig.axes[0]
-    horizontal = [line for line in ax.lines if len(line.get_xdata()) == 2]
+    horizontal = [
+        line for line in ax.lines if len(line.get_xdata()) == 2 and line.get_xdata()[1] == 1
+    ]
+    horizontal = [line for line in horizontal if line.get_ydata()[0] == line.get_ydata()[1]]
     curves = [line for line in ax.lines if len(line.get_xdata()) == eps.size]
     assert [line.get_ydata()[0] for line in horizontal] == [0.99, 0.5]
     for c, curve in zip([0.99, 0.5], curves, strict=True):
         np.testing.assert_allclose(curve.get_ydata(), 2 * eps * c / (1 + eps**2), rtol=1e-12)
-    assert ax.get_xscale() == "log"
+    # The small-eps law 2 eps c is drawn (tangents through the origin with slope 2c), the
+    # axis is linear so that the law shows, and the legend names each line style's c.
+    tangents = [line for line in ax.lines if line.get_color() == "0.55" and len(line.get_xdata())]
+    for c, tangent in zip([0.99, 0.5], tangents, strict=True):
+        xs, ys = np.asarray(tangent.get_xdata()), np.asarray(tangent.get_ydata())
+        assert xs[0] == ys[0] == 0 and ys[1] == pytest.approx(2 * c * xs[1])
+    assert ax.get_xscale() == "linear"
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[:2] == ["$c = 0.99$", "$c = 0.5$"]
     plt.close(fig)
 
 
@@ -99,7 +110,7 @@ def test_wedge_points_are_the_pairs_rho_and_global(ax):
     # The highlighted pair's interval at its rho.
     segment = next(line for line in ax.lines if line.get_label() == "highlighted pair")
     assert segment.get_ydata()[0] == pytest.approx(pairs[1].global_cosine)
-    interval = next(line for line in ax.lines if line.get_label() == "its interval at its ρ")
+    interval = next(line for line in ax.lines if line.get_label() == "interval of the diamond")
     np.testing.assert_allclose(interval.get_ydata(), [0.5 * -0.3, 0.5 * 0.8], atol=1e-12)
 
 

@@ -198,8 +198,18 @@ def test_figure_of_the_state_is_drawn():
 
 def test_html_version_offers_every_combination_within_the_frame_budget():
     # Each frame costs execution time and page weight (budget: 4 MB per page).
-    assert len(TWO_BLOCKS.settings()) == 4 * 2 * 3 * 4 <= 100
+    assert len(TWO_BLOCKS.settings()) == 3 * 3 * 3 * 3 <= 90
     assert len(BOUNDS.settings()) == len(NORM_PROFILES) * len(LOCAL_COSINE_SETS) <= 100
+
+
+def test_ch2_sliders_offer_evenly_spaced_values_and_no_toggles():
+    # Every slider has at least three values, evenly spaced, the default among them.
+    for control in TWO_BLOCKS.controls:
+        values = np.array(control.values())
+        assert values.size >= 3, control.name
+        steps = np.diff(values)
+        np.testing.assert_allclose(steps, steps[0], atol=1e-12, err_msg=control.name)
+        assert control.default in control.values()
 
 
 def every(spec, **fixed):
@@ -222,43 +232,66 @@ def test_ch2_fixing_two_norms_at_one_loses_nothing():
 
 def test_ch2_raising_x1_raises_the_global_cosine_while_locals_stay():
     # d/dx1 of the global cosine has the sign of c1 - x1 y2 c2: at the starting
-    # y2 = 0.2 it climbs for every offered c1 and c2; at y2 = 1 it can fall.
-    for c1 in (0.7, 0.9, 1.0):
-        for c2 in (-1.0, -0.5, -0.3, 0.7):
+    # y2 = 0.2 it climbs for every offered c1 and c2; at larger y2 it can fall.
+    c1_values, c2_values = TWO_BLOCKS.controls[2].values(), TWO_BLOCKS.controls[3].values()
+    for c1 in c1_values:
+        for c2 in c2_values:
             states = sorted(
                 (s for _, s in every(TWO_BLOCKS, y2=0.2, c1=c1, c2=c2)),
                 key=lambda s: s.x_norms[0],
             )
+            assert len(states) == 3
             globals_ = [s.global_cosine for s in states]
             assert all(a < b for a, b in zip(globals_, globals_[1:], strict=False)), (c1, c2)
             for state in states:
                 np.testing.assert_allclose(state.local, [c1, c2], atol=1e-12)
+    # The rule: rises between consecutive offered x1 exactly when the sign says so.
     falls = sorted(
-        (s.x_norms[0], s.global_cosine) for _, s in every(TWO_BLOCKS, y2=1.0, c1=0.7, c2=0.7)
+        (s.x_norms[0], s.global_cosine) for _, s in every(TWO_BLOCKS, y2=1.0, c1=0.5, c2=0.9)
     )
-    assert falls[-1][1] < falls[-2][1]  # x1 from 1 to 2, past c1 / (y2 c2) = 1
+    assert falls[-1][1] < falls[-2][1]  # past x1 = c1 / (y2 c2) = 0.56 it falls (0.7 to 1.2)
+    for setting, _state in every(TWO_BLOCKS):
+        x1, y2, c1, c2 = (setting[k] for k in ("x1", "y2", "c1", "c2"))
+        h = 1e-6
+        up = blocks_state(x1=x1 + h, y2=y2, c1=c1, c2=c2).global_cosine
+        down = blocks_state(x1=x1 - h, y2=y2, c1=c1, c2=c2).global_cosine
+        slope = c1 - x1 * y2 * c2
+        if abs(slope) > 1e-3:
+            assert (up > down) == (slope > 0), setting
 
 
 def test_ch2_equal_local_cosines_shrink_the_interval_to_a_point():
-    for _setting, state in every(TWO_BLOCKS, c1=0.7, c2=0.7):
+    settings_seen = 0
+    for _setting, state in every(TWO_BLOCKS, c1=0.9, c2=0.9):
         lower, upper = state.bounds()
         assert upper - lower < 1e-12 and state.global_cosine == pytest.approx(lower, abs=1e-12)
+        settings_seen += 1
+    assert settings_seen == 3 * 3
 
 
-def test_ch2_moderately_negative_c2_keeps_a_positive_global_cosine():
+def test_ch2_start_is_the_limit_construction_and_the_sign_follows_c1_plus_c2():
     start = TWO_BLOCKS.defaults()
-    by_c2 = {
-        setting["c2"]: state.global_cosine
-        for setting, state in every(TWO_BLOCKS, x1=start["x1"], y2=start["y2"], c1=start["c1"])
-    }
-    # At the start both blocks weigh 0.2 / 1.04, so the global cosine is 0.19 (c1 + c2):
-    # positive at -0.3 and -0.5, negative once c2 < -c1 = -0.9.
-    state = blocks_state(x1=start["x1"], y2=start["y2"], c1=start["c1"], c2=-0.5)
+    assert (start["x1"], start["y2"], start["c1"], start["c2"]) == (0.2, 0.2, 0.9, 0.0)
+    eps = 0.2
+    state = blocks_state(**start)
+    # eq-ch2-limit with c1 != c2.
+    assert state.global_cosine == pytest.approx(eps * (0.9 + 0.0) / (1 + eps**2), abs=1e-12)
     np.testing.assert_allclose(state.weights, [0.2 / 1.04] * 2, rtol=1e-12)
-    for c2, value in by_c2.items():
-        assert value == pytest.approx(0.2 / 1.04 * (start["c1"] + c2), abs=1e-12)
-    assert by_c2[-0.5] > 0 and by_c2[-0.3] > 0
-    assert by_c2[-1.0] < 0
+    assert round(0.2 / 1.04, 2) == 0.19
+    seen = 0
+    for setting, s in every(TWO_BLOCKS, x1=start["x1"], y2=start["y2"]):
+        c1, c2 = setting["c1"], setting["c2"]
+        assert s.global_cosine == pytest.approx(0.2 / 1.04 * (c1 + c2), abs=1e-12)
+        # "at 0 it is positive; at -0.9 it is zero for c1 = 0.9 and negative for smaller c1"
+        if c2 == 0.0:
+            assert s.global_cosine > 0
+        if c2 == -0.9:
+            if c1 == 0.9:
+                assert abs(s.global_cosine) < 1e-12
+            else:
+                assert s.global_cosine < 0
+        seen += 1
+    assert seen == 9
 
 
 # Chapter 3, "Explore: move the norm profiles".

@@ -91,6 +91,8 @@ __all__ = [
     "blocks_with",
     "cosine",
     "cosine_bounds",
+    "edge_search",
+    "local_cosine_range",
     "profiles_with_cosine",
     "random_block_pair",
 ]
@@ -1538,3 +1540,125 @@ def random_block_pair(
         x_blocks.append(x * portable.power(10.0, portable.uniform(rng, -3.0, 3.0)))
         y_blocks.append(y * portable.power(10.0, portable.uniform(rng, -3.0, 3.0)))
     return x_blocks, y_blocks
+
+
+def local_cosine_range(local: ArrayLike) -> tuple[float, float]:
+    r"""Sharp range of the global cosine from the local cosines alone.
+
+    .. math::
+
+        \min(c_{\min}, 0) \le \cos(x, y) \le \max(c_{\max}, 0),
+
+    the interval :math:`[\rho\, c_{\min}, \rho\, c_{\max}]` of
+    :func:`cosine_bounds` over all :math:`\rho \in [0, 1]` (chapter 3). ``nan``
+    entries (blocks zero on one side) are skipped. Used in chapter 3.
+
+    Parameters
+    ----------
+    local : array_like of shape (n_blocks,)
+        Local cosines, each in :math:`[-1, 1]` or ``nan``.
+
+    Returns
+    -------
+    (lower, upper) : tuple of float
+
+    Raises
+    ------
+    ValueError
+        If ``local`` is empty, has no finite entry, or an entry outside
+        :math:`[-1, 1]`.
+
+    Examples
+    --------
+    >>> local_cosine_range([0.9, 0.7])
+    (0.0, 0.9)
+    >>> local_cosine_range([0.8, -0.3, float("nan")])
+    (-0.3, 0.8)
+    """
+    array = as_real_array(local, "local", ndim=1, finite=False).astype(np.float64)
+    defined = array[~np.isnan(array)]
+    if defined.size == 0:
+        raise ValueError("local has no defined local cosine; pass at least one number")
+    if (np.abs(defined) > 1).any():
+        raise ValueError(f"local cosines must lie in [-1, 1]; got {array}")
+    return min(float(defined.min()), 0.0), max(float(defined.max()), 0.0)
+
+
+def _edge_excess(params: NDArray[np.float64], n_blocks: int, side: int) -> float:
+    """(cos - rho c_max) / rho (side 1) or (rho c_min - cos) / rho (side -1) of a flat pair."""
+    half = params.size // 2
+    xs = np.split(params[:half], n_blocks)
+    ys = np.split(params[half:], n_blocks)
+    dots = [
+        math.fsum(float(a) * float(b) for a, b in zip(x, y, strict=True))
+        for x, y in zip(xs, ys, strict=True)
+    ]
+    xx = [math.fsum(float(a) * float(a) for a in x) for x in xs]
+    yy = [math.fsum(float(b) * float(b) for b in y) for y in ys]
+    norms = [math.sqrt(a * b) for a, b in zip(xx, yy, strict=True)]
+    whole = math.sqrt(math.fsum(xx) * math.fsum(yy))
+    if min(norms) == 0.0 or whole == 0.0:
+        return -2.0  # a zero block: outside the searched set, scored as far from the edge
+    local = [d / n for d, n in zip(dots, norms, strict=True)]
+    rho = math.fsum(norms) / whole
+    global_cosine = math.fsum(dots) / whole
+    if side > 0:
+        return (global_cosine - rho * max(local)) / rho
+    return (rho * min(local) - global_cosine) / rho
+
+
+def edge_search(
+    rng: np.random.Generator, n_searches: int = 10, n_blocks: int = 3, size: int = 2
+) -> NDArray[np.float64]:
+    r"""Adversarial search for pairs outside :math:`[\rho\, c_{\min}, \rho\, c_{\max}]`.
+
+    Each search starts from a random pair (``n_blocks`` blocks of ``size``
+    entries) and lets Nelder-Mead move every entry of both vectors to maximise
+    the distance beyond an edge in units of :math:`\rho`,
+    :math:`(\cos - \rho\, c_{\max})/\rho` for the upper edge and
+    :math:`(\rho\, c_{\min} - \cos)/\rho` for the lower one, computed from the
+    vectors alone (exactly rounded sums, the same bits on every CPU). The bound
+    of chapter 3 says that no result is positive. Used in chapter 3.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of the starting pairs.
+    n_searches : int
+        Searches per edge, at least 1.
+    n_blocks, size : int
+        Number of blocks (at least 2) and entries per block (at least 1).
+
+    Returns
+    -------
+    ndarray of shape (2, n_searches)
+        The best excess each search found, upper edge (row 0) and lower edge (row 1).
+
+    Raises
+    ------
+    ValueError
+        If an argument is below its minimum.
+
+    Examples
+    --------
+    >>> best = edge_search(np.random.default_rng(0), n_searches=2)
+    >>> bool((best <= 1e-12).all()), bool((best > -0.1).all())
+    (True, True)
+    """
+    from scipy.optimize import minimize
+
+    n_searches = as_int_scalar(n_searches, "n_searches", minimum=1)
+    n_blocks = as_int_scalar(n_blocks, "n_blocks", minimum=2)
+    size = as_int_scalar(size, "size", minimum=1)
+    best = np.empty((2, n_searches))
+    for row, side in enumerate((1, -1)):
+        for k in range(n_searches):
+            start = portable.standard_normal(rng, 2 * n_blocks * size)
+            found = minimize(
+                lambda p, s=side: -_edge_excess(p, n_blocks, s),
+                start,
+                method="Nelder-Mead",
+                options={"maxiter": 4000, "maxfev": 4000, "xatol": 1e-12, "fatol": 1e-15},
+            )
+            best[row, k] = -found.fun
+    return best

@@ -328,17 +328,18 @@ def limit_construction_figure(
     y side and both local cosines :math:`c` (built by
     :func:`~cosine_book.similarity.blocks_with`, measured by
     :func:`~cosine_book.similarity.block_cosines`): a horizontal line at
-    :math:`c` (the local cosines) and the global cosine
+    :math:`c` (the local cosines), the global cosine
     :math:`2 \varepsilon c / (1 + \varepsilon^2)` against :math:`\varepsilon`
-    (log scale), one line style per :math:`c`.
+    on a linear axis, and, thin and grey, its tangent :math:`2 \varepsilon c` at
+    :math:`\varepsilon = 0`; one line style per :math:`c`, named in the legend.
 
     Parameters
     ----------
     local : array_like of shape (n_curves,)
         One to four local cosines, each in :math:`[-1, 1]`.
     epsilons : array_like of shape (n_points,), optional
-        Values of :math:`\varepsilon`, positive; 61 values from 1e-3 to 1,
-        evenly spaced on a log scale, by default.
+        Values of :math:`\varepsilon`, positive; 101 values from 0.01 to 1 by
+        default.
 
     Returns
     -------
@@ -367,29 +368,31 @@ def limit_construction_figure(
     if (np.abs(cosines) > 1).any():
         raise ValueError(f"local cosines must lie in [-1, 1]; got {cosines}")
     if epsilons is None:
-        grid = np.logspace(-3.0, 0.0, 61)
+        grid = np.linspace(0.01, 1.0, 100)
     else:
         grid = as_real_array(epsilons, "epsilons", ndim=1).astype(np.float64)
         if not (grid > 0).all():
             raise ValueError(f"epsilons must be positive; got {grid}")
-    fig, ax = plt.subplots(figsize=(7.0, 3.6))
+    fig, ax = plt.subplots(figsize=(8.2, 3.6))
     for c, style in zip(cosines, _STYLES, strict=False):
         curve = [
             block_cosines(*blocks_with([c, c], [eps, 1.0], [1.0, eps])).global_cosine
             for eps in grid
         ]
         ax.axhline(c, color=PALETTE["local"], ls=style, lw=1.4)
-        ax.text(grid[0], c, f"c = {c:g}", color="0.2", fontsize=9, va="bottom", ha="left")
         ax.plot(grid, curve, style, color=PALETTE["global"], lw=2.2)
+        law = np.array([0.0, min(1.0, 0.6 / max(abs(c), 1e-12))])
+        ax.plot(law, 2 * law * c, style, color="0.55", lw=0.9)
+        ax.plot([], [], style, color="0.2", lw=1.6, label=f"$c = {c:g}$")
     ax.plot([], [], color=PALETTE["local"], lw=1.4, label="local cosines $c_1 = c_2 = c$")
     ax.plot([], [], color=PALETTE["global"], lw=2.2, label="global cosine")
-    ax.set_xscale("log")
+    ax.plot([], [], color="0.55", lw=0.9, label=r"$2 \varepsilon c$ (slope at 0)")
+    ax.set_xlim(0.0, 1.0)
     ax.set_xlabel(r"$\varepsilon = \|x_1\| = \|y_2\|$   (and $\|x_2\| = \|y_1\| = 1$)")
     ax.set_ylabel("cosine")
     low = min(0.0, float(cosines.min()))
     ax.set_ylim(low - 0.05, 1.08)
-    # Left, between the lines of the largest local cosines and the curves' rise.
-    ax.legend(loc="center left", bbox_to_anchor=(0.0, 0.66))
+    fig.legend(loc="outside right center", fontsize=8.5)
     return fig
 
 
@@ -507,7 +510,7 @@ def draw_wedge(
     with its tip at the origin; its edges are the lines
     :math:`\rho\, c_{\min}` and :math:`\rho\, c_{\max}`. Each summary is drawn
     as a dot at (:math:`\rho`, global cosine); ``highlight``, if given, as a
-    larger mark with its interval at its :math:`\rho`.
+    larger mark (a diamond) with a vertical bar: its interval.
 
     Parameters
     ----------
@@ -591,7 +594,7 @@ def draw_wedge(
             [rho * c_min, rho * c_max],
             color=PALETTE["accent"],
             lw=2.5,
-            label="its interval at its ρ",
+            label="interval of the diamond",
             zorder=4,
         )
         ax.plot(
