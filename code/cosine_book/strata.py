@@ -105,7 +105,9 @@ class Strata:
         difference of the overall rates.
         """
         if reference not in (0, 1):
-            raise ValueError(f"reference must be 0 or 1 (the arm whose mix is held); got {reference!r}")
+            raise ValueError(
+                f"reference must be 0 or 1 (the arm whose mix is held); got {reference!r}"
+            )
         a1, a0 = self.rates
         shift = self.mix(1) - self.mix(0)
         if reference == 0:

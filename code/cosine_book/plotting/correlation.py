@@ -93,6 +93,7 @@ def draw_grouped_scatter(
     result: GroupedCorrelation | None = None,
     point_size: float = 14.0,
     jitter: float = 0.0,
+    legend_below: bool = False,
 ) -> GroupedCorrelation:
     """Scatter grouped data with each group's fitted line and the pooled fitted line.
 
@@ -111,6 +112,9 @@ def draw_grouped_scatter(
     jitter : float
         Standard deviation of a fixed (seeded) displacement added to the
         plotted points only, to separate tied values; fits use the data.
+    legend_below : bool
+        Put the legend under the axes, off the data (the static figures), instead
+        of matplotlib's "best" place inside them (the widgets' fixed layout).
 
     Returns
     -------
@@ -154,8 +158,11 @@ def draw_grouped_scatter(
         ls="--",
         label=f"pooled: r = {_two_decimals(result.pooled)}",
     )
-    legend = ax.legend(loc="best", frameon=True, framealpha=0.85)
-    legend.get_frame().set_edgecolor("none")
+    if legend_below:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, frameon=False)
+    else:
+        legend = ax.legend(loc="best", frameon=True, framealpha=0.85)
+        legend.get_frame().set_edgecolor("none")
     return result
 
 
@@ -200,7 +207,9 @@ def draw_decomposition(ax: Axes, result: GroupedCorrelation) -> None:
     ax.set_title("pooled r = within part + between part")
 
 
-def draw_group_means(ax: Axes, result: GroupedCorrelation, *, bubble_scale: float = 3.0) -> None:
+def draw_group_means(
+    ax: Axes, result: GroupedCorrelation, *, bubble_scale: float = 3.0, colour: str | None = None
+) -> None:
     """Bubbles at the group means, area proportional to group size, labelled by group.
 
     The between-group part of the pooled correlation is the (share-weighted)
@@ -214,6 +223,9 @@ def draw_group_means(ax: Axes, result: GroupedCorrelation, *, bubble_scale: floa
         Supplies the group means, counts and labels.
     bubble_scale : float
         Observations per unit of marker area, positive.
+    colour : str, optional
+        One colour for every bubble (when the groups' colours would mean
+        something else in the figure); by default each group's colour.
 
     Examples
     --------
@@ -225,7 +237,7 @@ def draw_group_means(ax: Axes, result: GroupedCorrelation, *, bubble_scale: floa
     >>> plt.close(fig)
     """
     bubble_scale = as_float_scalar(bubble_scale, "bubble_scale", positive=True)
-    colours = [GROUP_COLOURS[g % len(GROUP_COLOURS)] for g in range(len(result.labels))]
+    colours = [colour or GROUP_COLOURS[g % len(GROUP_COLOURS)] for g in range(len(result.labels))]
     ax.scatter(
         result.x_means, result.y_means, s=result.counts / bubble_scale, color=colours, alpha=0.85
     )
@@ -689,8 +701,7 @@ def draw_group_regressions(
         label=f"pooled: r = {_two_decimals(result.pooled)}",
         line_kws={"lw": 2, "ls": "--"},
     )
-    legend = ax.legend(loc="best", frameon=True, framealpha=0.85)
-    legend.get_frame().set_edgecolor("none")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     return result
 
 
@@ -983,7 +994,7 @@ def grouped_figure(
         result = grouped_correlation(x, y, groups)
     fig, (left, right) = plt.subplots(1, 2, figsize=(8.4, 3.8))
     try:
-        draw_grouped_scatter(left, x, y, groups, result=result, jitter=jitter)
+        draw_grouped_scatter(left, x, y, groups, result=result, jitter=jitter, legend_below=True)
     except ValueError:
         plt.close(fig)
         raise
@@ -1036,7 +1047,7 @@ def berkeley_figure(table: BerkeleyAdmissions, result: GroupedCorrelation) -> Fi
     fig, (left, right) = plt.subplots(1, 2, figsize=(8.4, 3.8))
     draw_admission_rates(left, table)
     left.set_title("within departments vs overall")
-    draw_group_means(right, result)
+    draw_group_means(right, result, colour=PALETTE["neutral"])
     right.set(xlim=(0.0, 1.0), ylim=(0.0, 1.0), title="between departments: the negative part")
     right.set_xlabel("share of women among the department's applicants")
     right.set_ylabel("admission rate of the department")
