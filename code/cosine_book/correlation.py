@@ -34,15 +34,15 @@ offset (``1e12 + x``) costs no digits of the deviations. Integers beyond
 ``2**53`` are first reduced by their minimum in integer arithmetic, so they are
 never rounded before centring. Data beyond ``2**500`` or below ``2**-500`` in
 magnitude are first scaled by a power of two (which is exact). Sums run in a
-fixed order (pairwise NumPy sums, or sequential per-group sums over fixed-size
-chunks), never through BLAS, so results are the same bit for bit on every
-machine. The extra memory is about one float64 copy of ``x`` and ``y``.
+fixed order (pairwise NumPy sums, or ``np.bincount``'s sequential per-group
+sums), never through BLAS, so results are the same bit for bit on every
+machine.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -76,9 +76,6 @@ __all__ = [
 # Data whose largest magnitude lies outside 2**-500 .. 2**500 is scaled by a power
 # of two first (exact), so that no sum overflows and no deviation becomes subnormal.
 _SAFE_EXPONENT = 500
-# Per-group sums run over the data in chunks of this many entries: a fixed order,
-# so the same last bits on every machine, and small temporary arrays.
-_CHUNK = 1 << 16
 
 
 # --- validated inputs --------------------------------------------------------
@@ -360,8 +357,7 @@ class GroupedCorrelation:
 
     All moments are population moments (divide by :math:`n_g`, ``ddof=0``); the
     correlations do not depend on that choice. The data are centred exactly
-    first and everything is computed in units of the largest deviation (each
-    group's within-group sums in units of its own largest deviation), so
+    first and everything is computed in units of the largest deviation, so
     correlations, factors and weights stay exact for a large common offset and
     for entries near ``1e300`` or ``1e-300``; only a moment reported in data
     units that lies beyond the float range shows as ``inf`` (or ``0``).
@@ -493,21 +489,6 @@ class GroupedCorrelation:
         return self.shares * x_sds * y_sds / np.sqrt(x_within * y_within)
 
 
-def _chunks(size: int) -> Iterator[slice]:
-    for start in range(0, size, _CHUNK):
-        yield slice(start, min(start + _CHUNK, size))
-
-
-def _add_by_group(
-    total: NDArray[np.float64], index: NDArray[np.intp], weights: NDArray[Any]
-) -> None:
-    """``total[g] += sum(weights[index == g])`` for one chunk, in a fixed order."""
-    if total.size <= _CHUNK:
-        total += np.bincount(index, weights=weights, minlength=total.size)
-    else:  # many groups: no per-chunk array of all groups
-        np.add.at(total, index, weights)
-
-
 def _constant_groups(
     values: NDArray[Any], index: NDArray[np.intp], n_groups: int
 ) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
@@ -581,8 +562,9 @@ def grouped_correlation(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> Groupe
     :math:`w_g` of :meth:`GroupedCorrelation.within_weights`, the correlation
     :math:`r_B` of the group means (``between``) and the factors :math:`a_W`
     and :math:`a_B` (``within_factor``, ``between_factor``).
-    The data are centred exactly first (as in :func:`pearson`); the extra
-    memory is about one float64 copy of ``x``, ``y`` and the group index.
+    The data are centred exactly first (as in :func:`pearson`); then each
+    per-group sum (means, :math:`N_g \sigma^2`, :math:`N_g r_g \sigma \sigma`) is one
+    ``np.bincount``.
 
     Parameters
     ----------
@@ -642,109 +624,57 @@ def _grouped_core(
     index: NDArray[np.intp],
     counts: NDArray[np.intp],
 ) -> GroupedCorrelation:
-    """Every term of the decomposition of validated data with exactly centred deviations.
+    """Every term of the decomposition, as the chapter derives it, with per-group sums.
 
-    Two kinds of deviation, each exact relative to its own size: the group means
-    relative to the pooled mean come from the pooled deviations ``x_pooled``; the
-    within-group deviations come from the data themselves (their exact float64
-    form, read chunk by chunk), so they keep every digit even when the groups lie
-    far apart relative to their spreads.
+    ``x_pooled`` and ``y_pooled`` hold the deviations from the pooled means (exactly
+    centred, largest in [0.5, 1)). Every per-group sum is one ``np.bincount``.
     """
     n_groups, size = len(labels), x.size
-    xc, yc = x_pooled.values, y_pooled.values  # pooled deviations, largest in [0.5, 1)
-    pooled = _pearson_core(x, y, xc, yc)
+    xc, yc = x_pooled.values, y_pooled.values
+    shares = counts / size
+
+    def group_mean(values: NDArray[np.float64]) -> NDArray[np.float64]:
+        mean = np.bincount(index, values, n_groups) / counts
+        return mean + np.bincount(index, values - mean[index], n_groups) / counts  # corrected once
+
+    x_gap, y_gap = group_mean(xc), group_mean(yc)  # delta_g = mean_g - pooled mean
     x_constant, x_low = _constant_groups(x, index, n_groups)
     y_constant, y_low = _constant_groups(y, index, n_groups)
-    # Pass 1: group means of the pooled deviations and of the data.
-    x_gap, y_gap, x_first, y_first = (np.zeros(n_groups) for _ in range(4))
-    for part in _chunks(size):
-        group = index[part]
-        _add_by_group(x_gap, group, xc[part])
-        _add_by_group(y_gap, group, yc[part])
-        _add_by_group(x_first, group, x_pooled.base(x[part]))
-        _add_by_group(y_first, group, y_pooled.base(y[part]))
-    for sums in (x_gap, y_gap, x_first, y_first):
-        sums /= counts
-    # Pass 2: the means of what is left (the rounding of the first means), and each
-    # group's largest deviation from its mean.
-    x_gap_fix, y_gap_fix, x_fix, y_fix = (np.zeros(n_groups) for _ in range(4))
-    x_top, y_top = np.zeros(n_groups), np.zeros(n_groups)
-    for part in _chunks(size):
-        group = index[part]
-        _add_by_group(x_gap_fix, group, xc[part] - x_gap[group])
-        _add_by_group(y_gap_fix, group, yc[part] - y_gap[group])
-        x_dev = x_pooled.base(x[part]) - x_first[group]
-        y_dev = y_pooled.base(y[part]) - y_first[group]
-        _add_by_group(x_fix, group, x_dev)
-        _add_by_group(y_fix, group, y_dev)
-        np.maximum.at(x_top, group, np.abs(x_dev))
-        np.maximum.at(y_top, group, np.abs(y_dev))
-    for sums in (x_gap_fix, y_gap_fix, x_fix, y_fix):
-        sums /= counts
-    # Pass 3: within-group deviations, each group in units of its own largest one
-    # (a power of two), so that no square underflows however small a group's
-    # spread; a constant group gets exact zeros, which keep rounding out of r_g.
-    x_shift = np.where(x_constant, 0, np.frexp(x_top)[1])
-    y_shift = np.where(y_constant, 0, np.frexp(y_top)[1])
-    sxx, syy, sxy = np.zeros(n_groups), np.zeros(n_groups), np.zeros(n_groups)
-    total = 0.0
-    for part in _chunks(size):
-        group = index[part]
-        x_dev = (x_pooled.base(x[part]) - x_first[group]) - x_fix[group]
-        y_dev = (y_pooled.base(y[part]) - y_first[group]) - y_fix[group]
-        x_dev = np.ldexp(x_dev, -x_shift[group])
-        y_dev = np.ldexp(y_dev, -y_shift[group])
-        x_dev[x_constant[group]] = 0.0
-        y_dev[y_constant[group]] = 0.0
-        _add_by_group(sxx, group, x_dev * x_dev)
-        _add_by_group(syy, group, y_dev * y_dev)
-        _add_by_group(sxy, group, x_dev * y_dev)
-        total += float(np.sum(xc[part] * yc[part]))
+    x_dev = np.where(x_constant[index], 0.0, xc - x_gap[index])  # within-group deviations
+    y_dev = np.where(y_constant[index], 0.0, yc - y_gap[index])
+    sxx = np.bincount(index, x_dev * x_dev, n_groups)  # N_g sigma_x,g^2
+    syy = np.bincount(index, y_dev * y_dev, n_groups)
+    sxy = np.bincount(index, x_dev * y_dev, n_groups)  # N_g r_g sigma_x,g sigma_y,g
     within = np.full(n_groups, np.nan)
     defined = (sxx > 0) & (syy > 0)
     ratio = sxy[defined] / (np.sqrt(sxx[defined]) * np.sqrt(syy[defined]))
     within[defined] = np.clip(ratio, -1.0, 1.0)
     pair = defined & (counts == 2)
     within[pair] = np.sign(sxy[pair])  # two points always lie on a line
-    # The within part of all groups together, in units of the largest group unit.
-    x_any, y_any = sxx > 0, syy > 0
-    if x_any.any() and y_any.any():
-        x_common, y_common = int(x_shift[x_any].max()), int(y_shift[y_any].max())
-        xx = float(np.sum(np.ldexp(sxx, 2 * (x_shift - x_common))))
-        yy = float(np.sum(np.ldexp(syy, 2 * (y_shift - y_common))))
-        xy = float(np.sum(np.ldexp(sxy, (x_shift - x_common) + (y_shift - y_common))))
-        pooled_within = min(1.0, max(-1.0, xy / (math.sqrt(xx) * math.sqrt(yy))))
-    else:
-        x_common = y_common = 0
-        xy, pooled_within = 0.0, float("nan")
-    shares = counts / size
-    # Group means less the pooled mean, in pooled units (weighted mean ~0 removed).
-    x_gap = _weighted_deviations(shares, x_gap + x_gap_fix)
-    y_gap = _weighted_deviations(shares, y_gap + y_gap_fix)
-    x_sd_base, y_sd_base = np.sqrt(sxx / counts), np.sqrt(syy / counts)
-    with np.errstate(under="ignore"):  # a spread 2**-1074 below the pooled one is negligible
-        x_spread = np.ldexp(x_sd_base, x_shift - x_pooled.shift)  # in pooled units
-        y_spread = np.ldexp(y_sd_base, y_shift - y_pooled.shift)
-    x_between_share = _between_share(shares, x_gap, x_spread)
+    xx, yy, xy = float(np.sum(sxx)), float(np.sum(syy)), float(np.sum(sxy))
+    pooled_within = min(1.0, max(-1.0, xy / math.sqrt(xx * yy))) if xx and yy else float("nan")
+    x_gap = _weighted_deviations(shares, x_gap)
+    y_gap = _weighted_deviations(shares, y_gap)
+    x_spread, y_spread = np.sqrt(sxx / counts), np.sqrt(syy / counts)
+    x_between_share = _between_share(shares, x_gap, x_spread)  # eta_x^2 = B_x / sigma_x^2
     y_between_share = _between_share(shares, y_gap, y_spread)
     units = x_pooled.unit + y_pooled.unit
     with np.errstate(over="ignore", under="ignore"):  # back to data units; may be inf or 0
-        x_means = np.where(x_constant, x_low, x_pooled.in_data_units(x_first + x_fix))
-        y_means = np.where(y_constant, y_low, y_pooled.in_data_units(y_first + y_fix))
-        within_units = x_common + y_common + x_pooled.exponent + y_pooled.exponent
+        x_mean = x_pooled.mean + np.ldexp(x_gap, x_pooled.shift)
+        y_mean = y_pooled.mean + np.ldexp(y_gap, y_pooled.shift)
         return GroupedCorrelation(
             labels=labels,
             counts=counts.astype(np.int64),
             shares=shares,
-            x_means=x_means,
-            y_means=y_means,
-            x_sds=np.ldexp(x_sd_base, x_shift + x_pooled.exponent),
-            y_sds=np.ldexp(y_sd_base, y_shift + y_pooled.exponent),
+            x_means=np.where(x_constant, x_low, x_pooled.in_data_units(x_mean)),
+            y_means=np.where(y_constant, y_low, y_pooled.in_data_units(y_mean)),
+            x_sds=np.ldexp(x_spread, x_pooled.unit),
+            y_sds=np.ldexp(y_spread, y_pooled.unit),
             within=within,
-            pooled=pooled,
-            within_covariance=float(np.ldexp(xy / size, within_units)),
+            pooled=_pearson_core(x, y, xc, yc),
+            within_covariance=float(np.ldexp(xy / size, units)),
             between_covariance=float(np.ldexp(np.sum(shares * x_gap * y_gap), units)),
-            total_covariance=float(np.ldexp(total / size, units)),
+            total_covariance=float(np.ldexp(float(np.sum(xc * yc)) / size, units)),
             pooled_within=pooled_within,
             between=_cos_or_nan(np.sqrt(shares) * x_gap, np.sqrt(shares) * y_gap),
             within_factor=float(np.sqrt((1 - x_between_share) * (1 - y_between_share))),
