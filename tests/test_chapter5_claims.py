@@ -9,8 +9,9 @@ import statsmodels.formula.api as smf
 from scipy import optimize, stats
 from statsmodels.stats.contingency_tables import StratifiedTable
 
-from cosine_book.correlation import grouped_correlation, pooled_correlation
+from cosine_book.correlation import grouped_correlation
 from cosine_book.datasets import load_berkeley_admissions, load_iris_sepals, load_penguin_bills
+from cosine_book.group_moments import pooled_correlation
 from cosine_book.strata import admission_strata
 
 

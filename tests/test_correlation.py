@@ -17,10 +17,8 @@ from cosine_book.correlation import (
     cosine_from_moments,
     grouped_correlation,
     pearson,
-    pooled_correlation,
-    sample_with_moments,
-    zero_crossing_gap,
 )
+from cosine_book.group_moments import pooled_correlation, sample_with_moments, zero_crossing_gap
 from cosine_book.similarity import cosine
 
 SETTINGS = settings(max_examples=60, deadline=None)

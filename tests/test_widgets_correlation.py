@@ -17,9 +17,9 @@ import scipy.sparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosine_book.correlation import (
+from cosine_book.correlation import grouped_correlation
+from cosine_book.group_moments import (
     GroupSpec,
-    grouped_correlation,
     offset_sweep,
     pooled_correlation,
     two_group_sample,

@@ -317,7 +317,7 @@ def draw_offset_sweep(
         Axes to draw on.
     gaps, pooled : array_like of shape (m,)
         Offsets and the pooled ``r`` at each, from
-        :func:`~cosine_book.correlation.offset_sweep`.
+        :func:`~cosine_book.group_moments.offset_sweep`.
     zero_gap : float
         The offset where the pooled ``r`` is zero (a dashed vertical line).
     y_gap, current : float
@@ -327,7 +327,7 @@ def draw_offset_sweep(
 
     Examples
     --------
-    >>> from cosine_book.correlation import offset_sweep
+    >>> from cosine_book.group_moments import (offset_sweep)
     >>> gaps = np.linspace(-8.0, 8.0, 9)
     >>> pooled, zero_gap = offset_sweep(gaps)
     >>> fig, ax = plt.subplots()
@@ -428,7 +428,7 @@ def simpson_figure(
     result : GroupedCorrelation
         Their :func:`~cosine_book.correlation.grouped_correlation`.
     gaps, pooled, zero_gap
-        The sweep, as returned by :func:`~cosine_book.correlation.offset_sweep`.
+        The sweep, as returned by :func:`~cosine_book.group_moments.offset_sweep`.
     y_gap : float
         The current offset of group B.
     y_limits : (float, float)
@@ -440,8 +440,8 @@ def simpson_figure(
 
     Examples
     --------
-    >>> from cosine_book.correlation import GroupSpec, offset_sweep
-    >>> from cosine_book.correlation import two_group_sample
+    >>> from cosine_book.group_moments import (GroupSpec, offset_sweep)
+    >>> from cosine_book.group_moments import (two_group_sample)
     >>> first = GroupSpec(40, 0, 0, 1, 0.8)
     >>> second = GroupSpec(40, 3, -3, 1, 0.8)
     >>> x, y, g = two_group_sample(first, second)
@@ -884,7 +884,7 @@ def shifted_cosine_figure(
 
     Examples
     --------
-    >>> from cosine_book.correlation import pearson
+    >>> from cosine_book.correlation import (pearson)
     >>> x, y = np.array([0.0, 1.0, 2.0]), np.array([1.0, 0.0, 2.0])
     >>> shifts = np.linspace(0.0, 4.0, 5)
     >>> raw = {0.5: [cosine(x + t, y + t) for t in shifts]}
