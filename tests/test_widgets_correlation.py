@@ -29,8 +29,8 @@ from cosine_book.plotting.correlation import (
     decomposition_figure,
     draw_decomposition,
     draw_grouped_scatter,
-    draw_offset_sweep,
 )
+from cosine_book.plotting.simpson import draw_offset_sweep
 from cosine_book.widgets import decomposition_widget, simpson_widget
 from cosine_book.widgets.core import LiveWidget, Slider, static_html, typeset_minus
 from cosine_book.widgets.correlation import (

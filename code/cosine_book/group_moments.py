@@ -88,7 +88,7 @@ def pooled_correlation(
 
     Examples
     --------
-    The same two groups as in :func:`grouped_correlation`:
+    The same two groups as in :func:`~cosine_book.correlation.grouped_correlation`:
 
     >>> sd = (2 / 3) ** 0.5
     >>> r = pooled_correlation(
@@ -300,6 +300,7 @@ def sample_with_moments(
 
     Examples
     --------
+    >>> from cosine_book.correlation import pearson
     >>> x, y = sample_with_moments(50, 1.0, -2.0, 2.0, 0.5, 0.3, seed=1)
     >>> round(float(x.mean()), 6), round(float(y.std()), 6)
     (1.0, 0.5)
@@ -400,7 +401,7 @@ def two_group_sample(
 
     Each group is drawn by :func:`sample_with_moments`, so its sample means,
     spreads and correlation are the requested ones to rounding, and
-    :func:`grouped_correlation` of the result shows exactly the numbers of the
+    :func:`~cosine_book.correlation.grouped_correlation` of the result shows exactly the numbers of the
     decomposition.
 
     Parameters
@@ -431,6 +432,7 @@ def two_group_sample(
     >>> x, y, g = two_group_sample(first, second)
     >>> x.shape, sorted(set(g.tolist()))
     ((50,), ['A', 'B'])
+    >>> from cosine_book.correlation import grouped_correlation
     >>> result = grouped_correlation(x, y, g)
     >>> [round(float(r), 6) for r in result.within]
     [0.5, 0.5]

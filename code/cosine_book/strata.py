@@ -46,8 +46,8 @@ class Strata:
     Examples
     --------
     >>> s = Strata(("A", "B"), [10, 10], [5, 2], [10, 30], [4, 3])
-    >>> round(s.difference(s.n1 * s.n0 / (s.n1 + s.n0)), 4)
-    0.2
+    >>> round(s.mantel_haenszel_difference(), 4)  # 0.1 in both strata
+    0.1
     """
 
     labels: tuple[str, ...]

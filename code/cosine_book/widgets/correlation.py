@@ -14,7 +14,7 @@ state function and a drawing function.
 - :func:`simpson_spec` (chapter 5): move group B up or down
   (:func:`simpson_state`, :func:`cosine_book.group_moments.offset_sweep`); the
   pooled ``r`` changes sign while the group ``r``'s do not. The figure is
-  :func:`cosine_book.plotting.correlation.simpson_figure`.
+  :func:`cosine_book.plotting.simpson.simpson_figure`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from numpy.typing import NDArray
 
 from cosine_book.correlation import GroupedCorrelation, grouped_correlation
 from cosine_book.group_moments import GroupSpec, offset_sweep, two_group_sample
-from cosine_book.plotting.correlation import decomposition_figure, simpson_figure
+from cosine_book.plotting.correlation import decomposition_figure
+from cosine_book.plotting.simpson import simpson_figure
 from cosine_book.widgets.core import Choice, LiveWidget, Slider, WidgetSpec
 
 __all__ = [
