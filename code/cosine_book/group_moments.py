@@ -21,14 +21,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cosine_book._validation import as_float_scalar, as_int_scalar, as_real_array
-from cosine_book.correlation import (
-    _centred_summaries,
-    _correlations,
-    _exponent,
-    _nonnegative,
-    _summary,
+from cosine_book._validation import (
+    as_float_scalar,
+    as_int_scalar,
+    as_real_array,
+    nonfinite_error,
 )
+from cosine_book.correlation import _centred_summaries, _exponent
 from cosine_book.portable import standard_normal
 
 __all__ = [
@@ -39,6 +38,35 @@ __all__ = [
     "two_group_sample",
     "zero_crossing_gap",
 ]
+
+
+def _summary(value: ArrayLike, name: str, size: int | None, *, finite: bool = True) -> NDArray[Any]:
+    """One per-group summary array: 1-D, real, non-empty, of the given length."""
+    array = as_real_array(value, name, ndim=1, finite=finite)
+    if size is not None and array.size != size:
+        raise ValueError(f"{name} has {array.size} entries; expected {size} (one per group)")
+    return array
+
+
+def _nonnegative(array: NDArray[Any], name: str) -> None:
+    if (array < 0).any():
+        raise ValueError(f"{name} must be nonnegative; got {array}")
+
+
+def _correlations(
+    array: NDArray[Any], name: str, x_sds: NDArray[Any], y_sds: NDArray[Any]
+) -> NDArray[np.bool_]:
+    """Check correlations in [-1, 1], NaN only where a spread is zero; return where NaN."""
+    undefined = np.isnan(array)
+    error = nonfinite_error(np.where(undefined, 0.0, array), name)
+    if error is not None:
+        raise error
+    if (undefined & (x_sds > 0) & (y_sds > 0)).any():
+        raise ValueError(f"{name} is nan for a group whose spreads are both nonzero")
+    defined = array[~undefined]
+    if ((defined < -1) | (defined > 1)).any():
+        raise ValueError(f"{name} correlations must lie in [-1, 1]; got {array}")
+    return undefined
 
 
 def pooled_correlation(
@@ -401,8 +429,8 @@ def two_group_sample(
 
     Each group is drawn by :func:`sample_with_moments`, so its sample means,
     spreads and correlation are the requested ones to rounding, and
-    :func:`~cosine_book.correlation.grouped_correlation` of the result shows exactly the numbers of the
-    decomposition.
+    :func:`~cosine_book.correlation.grouped_correlation` of the result shows
+    exactly the numbers of the decomposition.
 
     Parameters
     ----------
