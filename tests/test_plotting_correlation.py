@@ -8,14 +8,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from cosine_book.correlation import grouped_correlation, pearson, sample_with_moments
+from cosine_book.correlation import grouped_correlation, pearson
 from cosine_book.datasets import load_berkeley_admissions, load_iris_sepals
+from cosine_book.group_moments import sample_with_moments
 from cosine_book.plotting import PALETTE
-from cosine_book.plotting.correlation import (
-    berkeley_figure,
-    grouped_figure,
-    shifted_cosine_figure,
-)
+from cosine_book.plotting.correlation import grouped_figure, shifted_cosine_figure
+from cosine_book.plotting.simpson import berkeley_figure
 from cosine_book.similarity import cosine
 
 SHIFTS = np.linspace(0.0, 6.0, 7)

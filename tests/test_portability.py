@@ -23,7 +23,7 @@ import pytest
 GENERATORS = r"""
 import hashlib, json
 import numpy as np
-from cosine_book.correlation import GroupSpec, sample_with_moments, two_group_sample
+from cosine_book.group_moments import (GroupSpec, sample_with_moments, two_group_sample)
 from cosine_book.datasets import load_digits_split
 from cosine_book.simulation import make_clustered_interactions
 from cosine_book.portable import power
@@ -119,7 +119,7 @@ def test_every_data_set_is_bit_identical_on_a_simulated_older_cpu():
 DERIVED = r"""
 import json
 import numpy as np
-from cosine_book.correlation import grouped_correlation, pearson
+from cosine_book.correlation import (grouped_correlation, pearson)
 from cosine_book.similarity import block_cosines, cosine
 
 rng = np.random.default_rng(20261122)

@@ -17,9 +17,9 @@ import scipy.sparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosine_book.correlation import (
+from cosine_book.correlation import grouped_correlation
+from cosine_book.group_moments import (
     GroupSpec,
-    grouped_correlation,
     offset_sweep,
     pooled_correlation,
     two_group_sample,
@@ -29,8 +29,8 @@ from cosine_book.plotting.correlation import (
     decomposition_figure,
     draw_decomposition,
     draw_grouped_scatter,
-    draw_offset_sweep,
 )
+from cosine_book.plotting.simpson import draw_offset_sweep
 from cosine_book.widgets import decomposition_widget, simpson_widget
 from cosine_book.widgets.core import LiveWidget, Slider, static_html, typeset_minus
 from cosine_book.widgets.correlation import (
@@ -544,3 +544,28 @@ def test_ch5_pooled_r_levels_off_instead_of_reaching_plus_or_minus_one():
     # The limits, as B moves arbitrarily far: sqrt(p1 p2) dx / sqrt(W + p1 p2 dx^2) < 1.
     far, _ = offset_sweep([-1e9, 1e9])
     np.testing.assert_allclose(far, [-1.5 / np.sqrt(3.25), 1.5 / np.sqrt(3.25)], atol=1e-8)
+
+
+def test_ch5_non_collapsible_at_offset_zero_and_above_both_from_plus_two():
+    # "At offset 0 ... the between covariance is exactly zero, yet the pooled r is about
+    # 0.44"; "at every offset above about +1.15 (on the slider, +2 and above) the pooled r
+    # lies above both group r's"
+    for value, state in offered(SIMPSON, "y_gap"):
+        result = state.result
+        if value == 0:
+            assert result.between_covariance == pytest.approx(0.0, abs=1e-12)
+            assert round(result.pooled, 2) == 0.44
+        assert (result.pooled > result.within.max()) == (value >= 2)
+
+
+def test_ch4_shrinking_a_spread_is_not_a_general_rule_on_the_live_sliders():
+    # "at (+1, -1) with A's spread at 2, shrinking B's spread from 1 to 0.5 raises it a
+    # little"; "At equal means, shrinking B's spread raises the pooled r" (every spread
+    # the live slider offers)
+    spread = next(c for c in DECOMPOSITION.controls if c.name == "spread_b")
+    assert spread.minimum <= 0.5 and spread.maximum >= 2.0
+    assert ch4("(+1, −1)", 2.0, 0.5).pooled > ch4("(+1, −1)", 2.0, 1.0).pooled
+    values = np.arange(0.1, 3.0 + 1e-9, 0.35)
+    for spread_a in values:
+        pooled = [ch4("equal means", spread_a, b).pooled for b in values]
+        assert all(a > b for a, b in zip(pooled, pooled[1:], strict=False))

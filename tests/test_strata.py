@@ -1,0 +1,105 @@
+"""cosine_book.strata: chapter 5's Mantel-Haenszel identity, the mediation formula, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from cosine_book.correlation import grouped_correlation
+from cosine_book.datasets import load_berkeley_admissions
+from cosine_book.strata import Strata, admission_strata
+
+
+@st.composite
+def strata(draw):
+    size = draw(st.integers(1, 5))
+    n1 = draw(st.lists(st.integers(1, 25), min_size=size, max_size=size))
+    n0 = draw(st.lists(st.integers(1, 25), min_size=size, max_size=size))
+    k1 = [draw(st.integers(0, n)) for n in n1]
+    k0 = [draw(st.integers(0, n)) for n in n0]
+    labels = tuple(f"s{g}" for g in range(size))
+    return Strata(labels, np.array(n1), np.array(k1), np.array(n0), np.array(k0))
+
+
+def individuals(s: Strata):
+    """One row per unit: arm (1/0), outcome (1/0), stratum label."""
+    arm, outcome, label = [], [], []
+    for g, name in enumerate(s.labels):
+        for a, n, k in ((1.0, s.n1[g], s.k1[g]), (0.0, s.n0[g], s.k0[g])):
+            arm += [a] * n
+            outcome += [1.0] * k + [0.0] * (n - k)
+            label += [name] * n
+    return np.array(arm), np.array(outcome), np.array(label)
+
+
+@settings(max_examples=150, deadline=None)
+@given(strata())
+def test_within_covariance_over_weights_is_mantel_haenszel(s):
+    # prf:proposition prop-ch5-mantel-haenszel
+    arm, outcome, label = individuals(s)
+    assume(0 < outcome.sum() < outcome.size)  # grouped_correlation needs a varying outcome
+    result = grouped_correlation(arm, outcome, label)
+    q = result.x_means
+    weights = np.sum(result.shares * q * (1 - q))
+    assert result.within_covariance / weights == pytest.approx(
+        s.mantel_haenszel_difference(), abs=1e-12
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(strata(), st.sampled_from([0, 1]))
+def test_natural_effects_add_up_to_the_crude_difference(s, reference):
+    nde, nie = s.natural_effects(reference)
+    assert nde + nie == pytest.approx(s.crude_difference(), abs=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(strata())
+def test_standardised_gap_is_a_weighted_difference(s):
+    for arm in (0, 1, None):
+        women, men = s.standardised(s.mix(arm))
+        assert women - men == pytest.approx(s.difference(s.mix(arm)), abs=1e-12)
+
+
+def test_berkeley_numbers():
+    s = admission_strata(load_berkeley_admissions())
+    assert s.mantel_haenszel_difference() == pytest.approx(0.018425, abs=1e-6)
+    assert s.natural_effects(0) == pytest.approx((0.070969, -0.212615), abs=1e-6)
+    assert s.natural_effects(1) == pytest.approx((0.001088, -0.142733), abs=1e-6)
+    assert s.drop("A").labels == ("B", "C", "D", "E", "F")
+
+
+GOOD = {"labels": ("a",), "n1": [2], "k1": [1], "n0": [3], "k0": [1]}
+
+
+@pytest.mark.parametrize(
+    ("changes", "match"),
+    [
+        ({"n1": [0]}, "both arms present"),
+        ({"k1": [3]}, "k1 <= n1"),
+        ({"n0": [2.5]}, "integer counts"),
+        ({"k0": [-1]}, "nonnegative integer"),
+        ({"n1": [2, 2]}, "one per stratum"),
+        ({"n1": []}, "one per stratum"),
+    ],
+)
+def test_strata_bad_input_table(changes, match):
+    with pytest.raises(ValueError, match=match):
+        Strata(**{**GOOD, **changes})
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda s: s.difference([-1.0]), "weights must be nonnegative"),
+        (lambda s: s.difference([0.0]), "positive sum"),
+        (lambda s: s.standardised([0.5]), "distribution"),
+        (lambda s: s.natural_effects(2), "reference must be 0 or 1"),
+        (lambda s: s.drop("z"), "not a stratum"),
+    ],
+)
+def test_strata_method_bad_input_table(call, match):
+    with pytest.raises(ValueError, match=match):
+        call(Strata(**GOOD))
