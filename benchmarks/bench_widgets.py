@@ -29,7 +29,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 from cosine_book.datasets import load_digits_split  # noqa: E402
-from cosine_book.diagnostics import prepare_shared_direction  # noqa: E402
+from cosine_book.widgets.diagnostics import prepare_shared_direction  # noqa: E402
 from cosine_book.embeddings import hidden_features, train_embedding_model  # noqa: E402
 from cosine_book.factorization import gram_spectrum, prepare_rescaling_state  # noqa: E402
 from cosine_book.gpt import GPT, parameter_table  # noqa: E402

@@ -43,6 +43,7 @@ from scipy.special import softmax
 from scipy.stats import binomtest, skew
 from sklearn.metrics import log_loss
 
+from cosine_book.cluster_recovery import pair_auc
 from cosine_book.datasets import (
     load_digits_split,
     load_glove,
@@ -64,7 +65,6 @@ from cosine_book.embeddings import (
     class_logits,
     embed,
     k_occurrence,
-    pair_auc,
     rescale_embedding,
     train_alignment_only,
     train_embedding_model,

@@ -603,10 +603,10 @@ def test_the_digit_claims_hold_for_other_seeds(seed):
     # pairs of the s = 30 model.
     from cosine_book.datasets import load_digits_split
     from cosine_book.diagnostics import centered_cosine_matrix, related_pair_cosines
+    from cosine_book.cluster_recovery import pair_auc
     from cosine_book.embeddings import (
         embed,
         hidden_features,
-        pair_auc,
         train_alignment_only,
         train_embedding_model,
     )

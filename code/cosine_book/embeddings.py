@@ -6,7 +6,8 @@ against class vectors (:func:`train_embedding_model`) or alignment only
 :func:`cosine_book.portable.standard_normal` draws. Pretrained embeddings (GloVe,
 MiniLM): :func:`all_but_the_top`, :func:`k_occurrence` (hubness), two hand-written
 question sets (:data:`QA_SET`, :data:`QA_SET_2`), :func:`answer_retrieval`,
-:func:`train_query_projection` and the threshold-free :func:`pair_auc`.
+:func:`train_query_projection` (the threshold-free pair AUC is
+:func:`cosine_book.cluster_recovery.pair_auc`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from cosine_book._validation import (
     as_real_array,
     as_real_matrix,
 )
-from cosine_book.diagnostics import related_pair_cosines
 from cosine_book.portable import standard_normal
 
 __all__ = [
@@ -44,7 +44,6 @@ __all__ = [
     "embed",
     "hidden_features",
     "k_occurrence",
-    "pair_auc",
     "rescale_embedding",
     "train_alignment_only",
     "train_embedding_model",
@@ -444,27 +443,6 @@ def _unit(E: ArrayLike, name: str = "E") -> NDArray[np.float64]:
     if not np.all(norms > 0):
         raise ValueError(f"{name} has a zero row ({int(np.argmin(norms))}), which has no cosine")
     return rows / norms[:, None]
-
-
-def pair_auc(S: ArrayLike, labels: ArrayLike) -> float:
-    """Chance that a related pair has a higher similarity than an unrelated one (ROC AUC).
-
-    Over the pairs of :func:`cosine_book.diagnostics.related_pair_cosines` (related:
-    equal labels), by :func:`sklearn.metrics.roc_auc_score` (ties count half): 1 when
-    a threshold separates the two kinds, 0.5 for chance.
-
-    Examples
-    --------
-    >>> pair_auc([[1.0, 0.9, 0.2], [0.9, 1.0, 0.4], [0.2, 0.4, 1.0]], ["a", "a", "b"])
-    1.0
-    """
-    from sklearn.metrics import roc_auc_score
-
-    related, unrelated = related_pair_cosines(S, labels)
-    if related.size == 0 or unrelated.size == 0:
-        raise ValueError("labels must give both related and unrelated pairs")
-    truth = np.concatenate([np.ones(related.size), np.zeros(unrelated.size)])
-    return float(roc_auc_score(truth, np.concatenate([related, unrelated])))
 
 
 def all_but_the_top(E: ArrayLike, n_components: int, *, fit: ArrayLike | None = None):
