@@ -601,9 +601,9 @@ def test_the_digit_claims_hold_for_other_seeds(seed):
     # threshold's pass rates move a lot; centring a collapsed model lowers its AUC; weight
     # decay balances P'P and C'C; a threshold tuned on s = 5 passes far fewer same-digit
     # pairs of the s = 30 model.
+    from cosine_book.cluster_recovery import pair_auc
     from cosine_book.datasets import load_digits_split
     from cosine_book.diagnostics import centered_cosine_matrix, related_pair_cosines
-    from cosine_book.cluster_recovery import pair_auc
     from cosine_book.embeddings import (
         embed,
         hidden_features,

@@ -11,9 +11,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
+from cosine_book.cluster_recovery import pair_auc
 from cosine_book.datasets import load_digits_split
 from cosine_book.diagnostics import centered_cosine_matrix, related_pair_cosines
-from cosine_book.cluster_recovery import pair_auc
 from cosine_book.embeddings import hidden_features, train_embedding_model
 from cosine_book.factorization import cosine_matrix
 from cosine_book.plotting.diagnostics import (
