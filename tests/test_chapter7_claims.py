@@ -551,8 +551,10 @@ def sweeps():
 
 
 def test_a_row_of_the_projection_sweep_reproduces(sweeps):
+    from cosine_book.embeddings import qa_embeddings
+
     stored = pd.read_csv(sweeps.PROJECTION)
-    texts = {n: sweeps.qa_embeddings(n) for n in (1, 2)}
+    texts = {n: qa_embeddings(n) for n in (1, 2)}
     row = stored[
         (stored.qa_set == 2) & (stored.weight_decay == 1e-3) & (stored.steps == 50)
         & (stored.split == 3)
