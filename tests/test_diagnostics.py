@@ -426,10 +426,9 @@ def test_bfloat16_multiples_and_near_duplicates():
         diagnostics._PRECISIONS["float32"], diagnostics._PRECISIONS["bfloat16"], 2
     )
     assert theta == 2.0**-8 + 2.0**-24 + 4 * 2.0**-53
-    b = (0.3 * a).bfloat16()
-    b.view(torch.int16)[0] += 2  # two bfloat16 steps: beyond one rounding of b
-    assert diagnose_pair(a, b).kind == "nearly parallel"
-    assert diagnose_pair(a.bfloat16(), b).kind == "positive multiple"  # two roundings
+    ones, b = torch.ones(3), torch.tensor([1.0, 1.0, 1.0 + 2**-6]).bfloat16()
+    assert diagnose_pair(ones, b).kind == "nearly parallel"  # two steps: beyond one rounding
+    assert diagnose_pair(ones.bfloat16(), b).kind == "positive multiple"  # two roundings
 
 
 def test_subnormal_vectors_say_so():
