@@ -11,7 +11,7 @@ neighbour agreement) with what a threshold cannot hide: the threshold-free pair 
 threshold beside that of unrelated ones. Its drawing function is
 :func:`cosine_book.plotting.diagnostics.shared_direction_figure`. The HTML version offers
 :math:`t = 0, 0.25, \dots, 3` (13 frames). Chapter 7 imports
-:func:`prepare_shared_direction` from :mod:`cosine_book.diagnostics`.
+:func:`prepare_shared_direction` from here.
 """
 
 from __future__ import annotations
