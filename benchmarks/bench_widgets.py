@@ -29,7 +29,6 @@ import matplotlib
 matplotlib.use("Agg")
 
 from cosine_book.datasets import load_digits_split  # noqa: E402
-from cosine_book.diagnostics import prepare_shared_direction  # noqa: E402
 from cosine_book.embeddings import hidden_features, train_embedding_model  # noqa: E402
 from cosine_book.factorization import gram_spectrum, prepare_rescaling_state  # noqa: E402
 from cosine_book.gpt import GPT, parameter_table  # noqa: E402
@@ -39,7 +38,10 @@ from cosine_book.training import load_traces  # noqa: E402
 from cosine_book.widgets.blocks import BOUNDS, TWO_BLOCKS  # noqa: E402
 from cosine_book.widgets.core import _figure_png, static_html  # noqa: E402
 from cosine_book.widgets.correlation import DECOMPOSITION, SIMPSON  # noqa: E402
-from cosine_book.widgets.diagnostics import shared_direction_spec  # noqa: E402
+from cosine_book.widgets.diagnostics import (
+    prepare_shared_direction,  # noqa: E402
+    shared_direction_spec,  # noqa: E402
+)
 from cosine_book.widgets.factorization import rescaling_spec  # noqa: E402
 from cosine_book.widgets.training import training_spec  # noqa: E402
 

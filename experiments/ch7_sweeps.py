@@ -6,7 +6,8 @@ minutes on 2 cores). Each writes a small file that chapter 7 quotes and
 
 - ``projection``: :func:`cosine_book.embeddings.train_query_projection` at every
   ``(weight_decay, steps)`` of ``SETTINGS``, on the splits ``SPLITS`` of each question
-  set (:data:`~cosine_book.embeddings.QA_SET` and ``QA_SET_2``, MiniLM embeddings):
+  set (:data:`~cosine_book.embeddings.QA_SET` and ``QA_SET_2``, MiniLM embeddings by
+  :func:`~cosine_book.embeddings.qa_embeddings`):
   trained on half of the topics, evaluated on the other half (pool: their answers and
   other questions; and the whole set's pool, the training half's texts included);
   ``ch7_projection.csv``. ``transfer``: trained on all 40 rows of
@@ -43,6 +44,7 @@ from scipy.special import softmax
 from scipy.stats import binomtest, skew
 from sklearn.metrics import log_loss
 
+from cosine_book.cluster_recovery import pair_auc
 from cosine_book.datasets import (
     load_digits_split,
     load_glove,
@@ -63,8 +65,10 @@ from cosine_book.embeddings import (
     answer_retrieval,
     class_logits,
     embed,
+    float32_cosines,
     k_occurrence,
-    pair_auc,
+    pool_cosines,
+    qa_embeddings,
     rescale_embedding,
     train_alignment_only,
     train_embedding_model,
@@ -111,17 +115,6 @@ def write(path: Path, rows: list[dict]) -> None:
 # ------------------------------------------------------------------ question sets
 
 
-def qa_embeddings(qa_set: int = 1) -> dict[str, np.ndarray]:
-    """Questions, answers and other questions of a question set, by MiniLM (unit rows)."""
-    model = load_sentence_model()
-    questions, answers, others, _ = zip(*QA_SETS[qa_set], strict=True)
-    columns = {"questions": questions, "answers": answers, "others": others}
-    return {
-        name: model.encode(list(texts), normalize_embeddings=True).astype(np.float64)
-        for name, texts in columns.items()
-    }
-
-
 def split(seed: int, n: int = 40) -> tuple[np.ndarray, np.ndarray]:
     """Training and held-out topics of split ``seed``: a random half each."""
     order = np.random.default_rng(seed).permutation(n)
@@ -147,19 +140,16 @@ def projection_row(
     row |= _scores("before", answer_retrieval(Q[held], A[held], O[held]))
     row |= _scores("after", answer_retrieval(Q[held] @ W, A[held], O[held]))
     # The whole set's pool, the training half's texts included.
-    pool = np.vstack([A, O])
     for name, queries in (("before", Q[held]), ("after", Q[held] @ W)):
-        unit = queries / np.linalg.norm(queries, axis=1, keepdims=True)
-        first = np.argmax(unit @ pool.T, axis=1)
+        first = np.argmax(pool_cosines(queries, A, O), axis=1)
         row[f"recall_at_1_full_pool_{name}"] = float(np.mean(first == held))
     row["training_answer_first"] = float(np.mean(np.isin(first, train)))
     return row | {"distance_from_identity": round(float(np.linalg.norm(W - np.eye(len(W)))), 4)}
 
 
 def _first_hits(queries: np.ndarray, texts: dict[str, np.ndarray]) -> np.ndarray:
-    pool = np.vstack([texts["answers"], texts["others"]])
-    unit = queries / np.linalg.norm(queries, axis=1, keepdims=True)
-    return np.argmax(unit @ pool.T, axis=1) == np.arange(len(queries))
+    cosines = pool_cosines(queries, texts["answers"], texts["others"])
+    return np.argmax(cosines, axis=1) == np.arange(len(queries))
 
 
 def transfer_row(
@@ -366,8 +356,7 @@ def run_seeds() -> None:
 def _cosines(formula: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """float32 cosines of the rows of x and y, computed by ``formula``."""
     if formula == "left to right":  # cumsum: the same bits on every CPU
-        dots, xx, yy = (np.cumsum(a * b, axis=1)[:, -1] for a, b in ((x, y), (x, x), (y, y)))
-        return dots / (np.sqrt(xx) * np.sqrt(yy))
+        return float32_cosines(x, y)
     if formula == "NumPy dot / norm":
         return np.array(
             [

@@ -86,7 +86,7 @@ def test_python_sentences(cells, prose):
 def test_float32_shares(cells, prose):
     # "above 1 in 31 % of the draws, exactly 1 in 41 % and below 1 in 28 %, never by
     # more than one ε; PyTorch's kernel also returns values above 1"
-    text = output(cells, "self_cosines = squares")
+    text = output(cells, "self_cosines = float32_cosines(x32, x32)")
     shares = {name: int(re.search(rf"{name}: (\d+)%", text)[1]) for name in ("above 1",
               "exactly 1", "below 1")}  # fmt: skip
     assert shares == {"above 1": 31, "exactly 1": 41, "below 1": 28}
@@ -159,18 +159,58 @@ def test_the_loop_bug_and_the_row_diagnosis(cells, prose):
 
 
 def test_diagnose_pair_limits(cells, prose):
-    # "against 0.3 times them ... are "5 positive multiple"; cast to float64 ...
-    # "5 nearly parallel" ... 92 of 200 rows are called "nearly parallel" ... a
-    # zero row, which F.cosine_similarity scores 0 ..., makes it raise a ValueError"
-    text = output(cells, "x200 = standard_normal")
+    # The dtype, bfloat16, a zero row and subnormal vectors (the cell), then the roundings
+    # trade-off (the table of the next cell).
+    text = output(cells, "raw32 = sentence_model.encode(five)")
     assert "float32: 5 row pairs (float32): 5 positive multiple" in text
     assert "float64: 5 row pairs (float64): 5 nearly parallel" in text
-    assert "200 row pairs (float32): 108 positive multiple, 92 nearly parallel" in text
+    assert "bfloat16, 0.3 x: 64 row pairs (bfloat16): 64 positive multiple" in text
+    assert "x + 0.01 x': 64 row pairs (bfloat16): 64 nearly parallel" in text
+    assert "float32 a, bfloat16 b: nearly parallel" in text
+    assert "both bfloat16: positive multiple" in text
     assert "F.cosine_similarity: [1.0, 0.0, 1.0]" in text
-    assert "diagnose_pair: ValueError: row 1 of a is the zero vector" in text
-    quoted(prose, '"5 positive multiple"', '"5 nearly parallel"',
-           "92 of 200 rows", "raise a ValueError for the whole batch",
-           "multiples up to two roundings")  # fmt: skip
+    assert "diagnose_pair: 3 row pairs (float32): 2 equal, 1 zero vector" in text
+    assert "zero vector (a and b), cosine undefined (torch reports 0)" in text
+    assert "only to within a subnormal step" in text
+    quoted(prose, '"5 positive multiple"', '"5 nearly parallel"', "recognised for all 64 rows",
+           "$2^{-24} + 2^{-8}$, not two bfloat16 roundings ($2^{-7}$)",
+           '"zero vector, cosine undefined (torch reports 0)"',
+           "it still refuses a zero vector with a ValueError",
+           "by default one rounding of each input")  # fmt: skip
+    table = output(cells, "def called_multiple(x, y):")
+    rows = re.findall(r"(\d x 1\.1|x \+ \S+ z) +(\d+) +(\d+) +(\d+) +(\d+)", table)
+    assert len(rows) == 20
+    counts = {(d, name): [int(v) for v in values]
+              for d, (name, *values) in zip([16] * 10 + [384] * 10, rows, strict=True)}  # fmt: skip
+    # "three multiplications are recognised for only 108 of the 200 rows at d = 384 (199 at
+    # d = 16) and four for 2 (193)"
+    assert counts[(384, "3 x 1.1")][0] == 108 and counts[(16, "3 x 1.1")][0] == 199
+    assert counts[(384, "4 x 1.1")][0] == 2 and counts[(16, "4 x 1.1")][0] == 193
+    assert "(2.12\nfloat32 unit roundoffs" in table or "(2.12 float32 unit" in table
+    # "roundings=3 recognises every row up to four multiplications, and roundings=4 every
+    # row up to six (after eight: 197 of 200 at d = 384, all at d = 16)"
+    for d in (16, 384):
+        for k in (1, 2, 3, 4, 6):
+            assert counts[(d, f"{k} x 1.1")][2] == 200
+            if k <= 4:
+                assert counts[(d, f"{k} x 1.1")][1] == 200
+    assert counts[(384, "6 x 1.1")][1] < 200
+    assert counts[(384, "8 x 1.1")][2] == 197 and counts[(16, "8 x 1.1")][2] == 200
+    # near-duplicates: none at s = 1e-6; at 1e-7 none at d = 384 but 3 to 29 at d = 16
+    # for r from 3 to 8 (0 at the default); at 1e-8 and 3e-8, d = 16: 93 and 17 at the
+    # default, up to 165 at r = 8; at d = 384 at most 1.
+    for d in (16, 384):
+        assert counts[(d, "x + 1e-06 z")] == [0, 0, 0, 0]
+    assert counts[(384, "x + 1e-07 z")] == [0, 0, 0, 0]
+    assert counts[(16, "x + 1e-07 z")] == [0, 3, 5, 29]
+    assert counts[(16, "x + 1e-08 z")][0] == 93 and counts[(16, "x + 3e-08 z")][0] == 17
+    assert max(counts[(16, "x + 1e-08 z")] + counts[(16, "x + 3e-08 z")]) == 165
+    assert max(counts[(384, "x + 1e-08 z")] + counts[(384, "x + 3e-08 z")]) == 1
+    quoted(prose, "for only 108 of the 200 rows", "(199 at $d = 16$) and four for 2 (193)",
+           "(2.12 for the row printed)", "197 of 200 at $d = 384$, all at $d = 16$",
+           "but 3 to 29 of 200 at $d = 16$", "93 and 17 of 200", "up to 165 at $r = 8$",
+           "at most 1", "$\\theta \\approx 1.2 \\times 10^{-7}$")  # fmt: skip
+    assert "raise a ValueError for the whole batch" not in prose
     assert "the way `F.cosine_similarity(a, b, dim=-1)` compares them" not in prose
 
 
@@ -551,8 +591,10 @@ def sweeps():
 
 
 def test_a_row_of_the_projection_sweep_reproduces(sweeps):
+    from cosine_book.embeddings import qa_embeddings
+
     stored = pd.read_csv(sweeps.PROJECTION)
-    texts = {n: sweeps.qa_embeddings(n) for n in (1, 2)}
+    texts = {n: qa_embeddings(n) for n in (1, 2)}
     row = stored[
         (stored.qa_set == 2) & (stored.weight_decay == 1e-3) & (stored.steps == 50)
         & (stored.split == 3)
@@ -601,12 +643,12 @@ def test_the_digit_claims_hold_for_other_seeds(seed):
     # threshold's pass rates move a lot; centring a collapsed model lowers its AUC; weight
     # decay balances P'P and C'C; a threshold tuned on s = 5 passes far fewer same-digit
     # pairs of the s = 30 model.
+    from cosine_book.cluster_recovery import pair_auc
     from cosine_book.datasets import load_digits_split
     from cosine_book.diagnostics import centered_cosine_matrix, related_pair_cosines
     from cosine_book.embeddings import (
         embed,
         hidden_features,
-        pair_auc,
         train_alignment_only,
         train_embedding_model,
     )

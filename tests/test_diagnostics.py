@@ -29,6 +29,7 @@ from cosine_book.diagnostics import (
     top_k_overlap,
 )
 from cosine_book.factorization import cosine_matrix
+from cosine_book.portable import standard_normal
 from cosine_book.widgets.diagnostics import with_shared_direction
 
 EPS = np.finfo(np.float64).eps
@@ -357,6 +358,88 @@ def test_bfloat16_tensors():
     assert diagnose_pair(t[:3], t[1:4]).shares_memory
     grad = torch.ones(3, dtype=torch.bfloat16, requires_grad=True)
     assert diagnose_pair(grad, [2.0, 2.0, 2.0]).factor == 2.0
+
+
+def test_zero_rows_are_reported_per_row_not_refused():
+    # Row mode reports a zero row (F.cosine_similarity clamps the norm and gives 0); one
+    # pair of vectors still refuses a zero vector (the bad-input table).
+    E = torch.tensor(_E, dtype=torch.float32)
+    zeroed = E.clone()
+    zeroed[2] = 0.0
+    rows = diagnose_pair(E, zeroed, axis=-1)
+    assert [pair.kind for pair in rows.pairs] == ["equal"] * 2 + ["zero vector", "equal"]
+    assert rows.pairs[2].verdict == "zero vector (b), cosine undefined (torch reports 0)"
+    assert math.isnan(rows.pairs[2].cosine) and rows.pairs[2].factor is None
+    assert F_cosine(E, zeroed)[2] == 0.0
+    assert str(rows) == "4 row pairs (float32): 3 equal, 1 zero vector"
+    both = diagnose_pair(torch.zeros(2, 3, dtype=torch.bfloat16), torch.zeros(2, 3), axis=-1)
+    assert {pair.verdict for pair in both.pairs} == {
+        "zero vector (a and b), cosine undefined (torch reports 0)"
+    }
+    assert diagnose_pair(zeroed, zeroed, axis=-1).pairs[2].kind == "zero vector"
+    with pytest.raises(ValueError, match="b is the zero vector"):
+        diagnose_pair(E[2], zeroed[2])
+
+
+def F_cosine(a, b):
+    return torch.nn.functional.cosine_similarity(a, b, dim=-1)
+
+
+def _chain(x, factor, length):
+    for _ in range(length):
+        x = x * factor
+    return x
+
+
+def test_roundings_allow_a_chain_of_operations():
+    # Three float32 multiplications by 1.1 need roundings=3; near-duplicates x + s z are
+    # called multiples at no setting up to 8 for s >= 1e-7 (about 2 float32 unit
+    # roundoffs); below that they cannot be told from rounding (chapter 7 counts them).
+    x = standard_normal(np.random.default_rng(1), (100, 64)).astype(np.float32)
+    chained = _chain(x, np.float32(1.1), 3)
+    assert "nearly parallel" in str(diagnose_pair(x, chained, axis=-1))
+    assert str(diagnose_pair(x, chained, axis=-1, roundings=3)).endswith("100 positive multiple")
+    verdict = [p.verdict for p in diagnose_pair(x, chained, axis=-1).pairs if p.factor is None]
+    assert "float32 unit roundoffs" in verdict[0] and "allows (1.2e-07)" in verdict[0]
+    noise = standard_normal(np.random.default_rng(2), x.shape).astype(np.float32)
+    for size in (1e-7, 1e-6, 1e-4):
+        near = x + np.float32(size) * noise
+        for roundings in (2, 3, 4, 8):
+            rows = diagnose_pair(x, near, axis=-1, roundings=roundings).pairs
+            assert not any(p.kind == "positive multiple" for p in rows), (size, roundings)
+
+
+def test_bfloat16_multiples_and_near_duplicates():
+    # bfloat16 inputs: multiples by PyTorch (one rounding) pass, near-duplicates do not;
+    # a float32 a and a bfloat16 b allow one rounding of each (2^-8 + 2^-24, not 2^-7).
+    x = torch.randn(100, 64, generator=torch.Generator().manual_seed(3)).bfloat16()
+    for factor in (0.3, 1 / 3, 1.1, -2.5):
+        kinds = {p.kind for p in diagnose_pair(x, x * factor, axis=-1).pairs}
+        assert kinds == {"positive multiple" if factor > 0 else "negative multiple"}
+    noise = torch.randn(100, 64, generator=torch.Generator().manual_seed(4))
+    for size in (1e-2, 3e-2, 1e-1):
+        near = (x.float() + size * noise).bfloat16()
+        assert not any(p.factor for p in diagnose_pair(x, near, axis=-1).pairs), size
+    a = torch.randn(64, generator=torch.Generator().manual_seed(5))
+    assert diagnose_pair(a, (0.3 * a).bfloat16()).kind == "positive multiple"
+    theta = diagnostics._allowance(
+        diagnostics._PRECISIONS["float32"], diagnostics._PRECISIONS["bfloat16"], 2
+    )
+    assert theta == 2.0**-8 + 2.0**-24 + 4 * 2.0**-53
+    ones, b = torch.ones(3), torch.tensor([1.0, 1.0, 1.0 + 2**-6]).bfloat16()
+    assert diagnose_pair(ones, b).kind == "nearly parallel"  # two steps: beyond one rounding
+    assert diagnose_pair(ones.bfloat16(), b).kind == "positive multiple"  # two roundings
+
+
+def test_subnormal_vectors_say_so():
+    a = np.array([3e-45, 1e-45], dtype=np.float32)
+    b = np.array([3e-45, 3e-45], dtype=np.float32)
+    result = diagnose_pair(a, b)
+    assert result.kind == "positive multiple"
+    assert "only to within a subnormal step" in result.verdict
+    assert "no entry is normal (at least 1.2e-38 in float32)" in result.verdict
+    normal = np.array([1.0, 2.0], dtype=np.float32)
+    assert "subnormal" not in diagnose_pair(normal, 2 * normal).verdict
 
 
 def test_mixed_dtypes_use_the_narrower_precision():
@@ -1097,26 +1180,14 @@ BAD_INPUT = [
                 lambda: diagnose_pair(_E, _E[:3], axis=-1),
                 r"a has shape \(4, 3\) but b has shape \(3, 3\); .* row i of a is compared",
             ),
-            (
-                "rows zero",
-                lambda: diagnose_pair(_E, with_entry(_E, (2, slice(None)), 0.0), axis=-1),
-                r"row 2 of b is the zero vector \(1 zero row\(s\) in all\)",
-            ),
+            ("roundings 1", lambda: diagnose_pair(_v, _v, roundings=1), "roundings must be"),
+            ("roundings 2.5", lambda: diagnose_pair(_v, _v, roundings=2.5), "roundings must be"),
             (
                 "rows NaN float16",
                 lambda: diagnose_pair(
                     _E.astype(np.float16), with_entry(_E, (1, 1), np.nan), axis=-1
                 ),
                 r"b contains NaN \(first at flat index 4\)",
-            ),
-            (
-                "rows bfloat16 zero",
-                lambda: diagnose_pair(
-                    torch.ones(2, 3, dtype=torch.bfloat16),
-                    torch.zeros(2, 3, dtype=torch.bfloat16),
-                    axis=-1,
-                ),
-                r"row 0 of b is the zero vector \(2 zero row\(s\) in all\)",
             ),
             (
                 "rows tensor 3-D",

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import mannwhitneyu
 
+from cosine_book.cluster_recovery import pair_auc
 from cosine_book.datasets import load_digits_split
 from cosine_book.diagnostics import neighbour_agreement, related_pair_cosines, top_k_overlap
 from cosine_book.embeddings import (
@@ -20,9 +21,12 @@ from cosine_book.embeddings import (
     answer_retrieval,
     class_logits,
     embed,
+    float32_cosines,
     hidden_features,
     k_occurrence,
-    pair_auc,
+    load_qa_set,
+    pool_cosines,
+    qa_embeddings,
     rescale_embedding,
     train_alignment_only,
     train_embedding_model,
@@ -205,6 +209,7 @@ def test_training_on_overflowing_inputs_is_refused():
 
 PORTABLE = r"""
 import json
+from cosine_book.cluster_recovery import pair_auc
 from cosine_book.datasets import load_digits_split
 from cosine_book.embeddings import embed, train_alignment_only, train_embedding_model
 
@@ -247,8 +252,6 @@ BAD_INPUT = [
     (lambda: rescale_embedding(_small(), [1.0, 1.0]), "3 positive numbers"),
     (lambda: EmbeddingModel("dot", np.eye(2), np.zeros(3), np.ones((2, 1)), np.ones((3, 1)),
                             np.zeros(3), 10.0, 0.0, np.ones(1), None), "b1 has shape"),
-    (lambda: pair_auc(np.eye(3), [0, 0, 0]), "both related and unrelated"),
-    (lambda: pair_auc(np.eye(3), [0, 1]), "labels"),
     (lambda: all_but_the_top(_X, 6), "n_components must be between 0 and 5"),
     (lambda: all_but_the_top(_X, 1, fit=_X[:, :5]), "fit has shape"),
     (lambda: k_occurrence(_X, 30), "k must be between 1 and 29"),
@@ -349,6 +352,48 @@ def test_the_question_sets(rows):
         assert question.endswith("?") and other.endswith("?")
         assert answer.endswith(".") and rewrite.endswith(".")
     assert len({row[0] for row in rows}) == 40 and len({row[2] for row in rows}) == 40
+
+
+def test_the_question_sets_come_from_the_package_file():
+    assert load_qa_set(1) == QA_SET and load_qa_set(2) == QA_SET_2
+    with pytest.raises(ValueError, match="number must be between 1 and 2"):
+        load_qa_set(3)
+
+
+def test_qa_embeddings_are_the_sentence_models_unit_rows():
+    from cosine_book.datasets import load_sentence_model
+
+    model = load_sentence_model()
+    embedded = qa_embeddings(2, model)
+    assert list(embedded) == ["questions", "answers", "others"]
+    for column, (name, rows) in enumerate(embedded.items()):
+        assert rows.shape == (40, 384) and rows.dtype == np.float64, name
+        np.testing.assert_allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-6)
+        texts = [row[column] for row in QA_SET_2[:3]]
+        again = model.encode(texts, normalize_embeddings=True).astype(np.float64)
+        np.testing.assert_allclose(rows[:3], again, atol=1e-6)
+
+
+def test_pool_cosines_and_answer_retrieval_agree():
+    rng = np.random.default_rng(4)
+    Q, A, O = rng.normal(size=(5, 3)), rng.normal(size=(5, 3)), rng.normal(size=(2, 3))  # noqa: E741
+    S = pool_cosines(Q, A, O)
+    np.testing.assert_allclose(S, cosine_matrix(Q, np.vstack([A, O])), atol=1e-12)
+    first = np.argmax(S, axis=1)
+    assert answer_retrieval(Q, A, O)["question first"] == np.mean(first >= 5)
+    with pytest.raises(ValueError, match="one width"):
+        pool_cosines(Q, A[:, :2], O)
+
+
+def test_float32_cosines_sum_left_to_right():
+    x = np.float32([[1.0, 2.0**-24, 2.0**-24]])  # left to right, the small terms vanish
+    y = np.float32([[1.0, 1.0, 1.0]])
+    xy = np.float32(1.0) + np.float32(2.0**-24) + np.float32(2.0**-24)
+    expected = xy / (np.sqrt(np.float32(1.0)) * np.sqrt(np.float32(3.0)))
+    assert float32_cosines(x, y).dtype == np.float32
+    assert float32_cosines(x, y)[0] == expected
+    with pytest.raises(ValueError, match="x has shape"):
+        float32_cosines(x, y[:, :2])
 
 
 def test_the_two_question_sets_share_no_question():

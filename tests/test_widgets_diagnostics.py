@@ -11,9 +11,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
+from cosine_book.cluster_recovery import pair_auc
 from cosine_book.datasets import load_digits_split
 from cosine_book.diagnostics import centered_cosine_matrix, related_pair_cosines
-from cosine_book.embeddings import hidden_features, pair_auc, train_embedding_model
+from cosine_book.embeddings import hidden_features, train_embedding_model
 from cosine_book.factorization import cosine_matrix
 from cosine_book.plotting.diagnostics import (
     dimension_contributions_figure,
@@ -240,15 +241,6 @@ def test_figures_draw():
 def test_figures_refuse_bad_input(call, fragment):
     with pytest.raises(ValueError, match=fragment):
         call()
-
-
-def test_chapter_7_imports_the_setup_from_diagnostics():
-    from cosine_book import diagnostics
-    from cosine_book.diagnostics import prepare_shared_direction as imported
-
-    assert imported is prepare_shared_direction
-    with pytest.raises(AttributeError, match="no attribute 'missing'"):
-        diagnostics.missing  # noqa: B018
 
 
 def test_widget_figure_draws_the_states_histograms_as_densities():

@@ -29,7 +29,7 @@ _CHUNK = 512  # rows of a similarity matrix at once: extra memory a few _CHUNK *
 _MARGIN = 4 * 2.0**-53  # for the multiple test's own float64 arithmetic
 _KINDS = tuple(
     "same object, shared memory, equal, positive multiple, negative multiple, "
-    "nearly parallel, nearly opposite, orthogonal, different".split(", ")
+    "nearly parallel, nearly opposite, orthogonal, different, zero vector".split(", ")
 )
 # A floating-point format: unit roundoff, smallest normal and smallest subnormal number.
 _Precision = namedtuple("_Precision", "name unit tiny least")
@@ -120,31 +120,28 @@ def _check_pair(a: _Input, b: _Input, axis: int | None) -> None:
                 f"of shape (n, d): drop axis for one pair, or reshape it first "
                 f"({name}.reshape(-1, {shape[-1] if shape else 1}))"
             )
-    a_shape, b_shape = a.values.shape, b.values.shape
-    if a_shape != b_shape:
-        raise ValueError(
-            f"a has shape {a_shape} but b has shape {b_shape}; expected the same shape (of "
-            "two vectors, or of two batches whose row i of a is compared with row i of b)"
-        )
-    for value, name in ((a, "a"), (b, "b")):
-        zero = np.flatnonzero(~value.values.reshape(-1, a_shape[-1]).any(axis=1))
-        if zero.size and axis is None:
+        if axis is None and shape == b.values.shape and not value.values.any():  # rows: below
             raise ValueError(f"{name} is the zero vector; its cosine with anything is undefined")
-        if zero.size:
-            raise ValueError(
-                f"row {zero[0]} of {name} is the zero vector ({zero.size} zero row(s) in "
-                "all); its cosine with anything is undefined"
-            )
+    if a.values.shape != b.values.shape:
+        raise ValueError(
+            f"a has shape {a.values.shape} but b has shape {b.values.shape}; expected the same "
+            "shape (of two vectors, or of two batches whose row i of a is compared with row i of b)"
+        )
 
 
-def _multiple(a: Any, b: Any, pa: _Precision, pb: _Precision) -> tuple | None:
-    """``(κ', low, high, exact, shift)``, ``κ = κ' 2**shift``, if ``b = κ a`` up to rounding."""
-    # θ, two roundings: each entry normal in both formats allows |κ| in
-    # [|r_i| (1 - θ), |r_i| / (1 - θ)], r_i = b_i / a_i; the ranges must meet, with one sign
-    # (without such an entry, the ratio at the largest |a_i|, exactly). Then all must fit.
-    theta = allowed = 2 * max(pa.unit, pb.unit) + _MARGIN
+def _allowance(pa: _Precision, pb: _Precision, roundings: int) -> float:
+    """θ: one rounding of each input in its own format, the rest in the narrower one."""
+    return pa.unit + pb.unit + (roundings - 2) * max(pa.unit, pb.unit) + _MARGIN
+
+
+def _multiple(a: Any, b: Any, pa: _Precision, pb: _Precision, roundings: int) -> tuple | None:
+    """``(κ', low, high, exact, shift, subnormal)``, ``κ = κ' 2**shift``, if ``b = κ a``."""
+    # Each entry normal in both allows |κ| in [|r_i| (1 - θ), |r_i| / (1 - θ)], r_i = b_i / a_i;
+    # the ranges must meet, one sign (else: r_i at the largest |a_i|, exactly). All must fit.
+    theta = allowed = _allowance(pa, pb, roundings)
     use = (np.abs(a) >= pa.tiny) & (np.abs(b) >= pb.tiny)
-    if not use.any():
+    subnormal = not use.any()
+    if subnormal:
         both = (a != 0) & (b != 0)
         if not both.any():
             return None
@@ -167,11 +164,10 @@ def _multiple(a: Any, b: Any, pa: _Precision, pb: _Precision) -> tuple | None:
         # λ the smallest subnormal of each format (underflow).
         x = kappa * a
         bound = (allowed + _MARGIN) * np.maximum(np.abs(x), np.abs(b))
-        slack = max(
-            np.ldexp(pb.least, -exponents[1]), abs(kappa) * np.ldexp(pa.least, -exponents[0])
-        )
+        least = np.ldexp(pb.least, -exponents[1]), np.ldexp(pa.least, -exponents[0])
+        slack = max(least[0], abs(kappa) * least[1])
         fits = bool(np.all(np.abs(b - x) <= bound + slack))
-    return (kappa, low, high, exact, exponents[1] - exponents[0]) if fits else None
+    return (kappa, low, high, exact, exponents[1] - exponents[0], subnormal) if fits else None
 
 
 def _stored(value: float, unit: float) -> float:
@@ -181,11 +177,9 @@ def _stored(value: float, unit: float) -> float:
     return math.ldexp(round(mantissa * 2.0**bits) / 2.0**bits, exponent)
 
 
-def _rounded_factor(kappa: float, low: float, high: float, exact: bool, shift: int, unit: float):
-    """κ = ``kappa 2**shift`` as the shortest decimal the rounding allows (None beyond float64).
-
-    0.3 for a float32 ``0.3 * a``; an exact ratio as the format stores it (0.3 for 0.30004883).
-    """
+def _rounded_factor(kappa, low, high, exact, shift, subnormal, unit):
+    """κ = ``kappa 2**shift``, the shortest decimal the rounding allows (None beyond float64)."""
+    # 0.3 for a float32 0.3 * a; an exact ratio as the format stores it (0.3 for 0.30004883).
     with np.errstate(over="ignore", under="ignore"):
         kappa, low, high = (float(np.ldexp(value, shift)) for value in (kappa, low, high))
     size = abs(kappa)
@@ -213,7 +207,7 @@ def _short(value: float) -> str:
     return repr(value)
 
 
-def _generic(value: float, precision: _Precision, words: str, a: Any, b: Any) -> tuple[str, str]:
+def _generic(value: float, precision: _Precision, words: str, a, b, theta) -> tuple[str, str]:
     """Kind and verdict of a pair that is not a multiple: its cosine in words."""
     if value == 0.0:
         return "orthogonal", "orthogonal directions, cosine 0"
@@ -231,37 +225,42 @@ def _generic(value: float, precision: _Precision, words: str, a: Any, b: Any) ->
     a_exponent, b_exponent = (int(np.frexp(np.max(np.abs(v)))[1]) for v in (a, b))
     a_scaled, b_scaled = np.ldexp(a, -a_exponent), np.ldexp(b, -b_exponent)
     kappa = float(a_scaled @ b_scaled / (a_scaled @ a_scaled))
-    fitted = kappa * a_scaled
-    size = np.maximum(np.abs(fitted), np.abs(b_scaled))
+    size = np.maximum(np.abs(fitted := kappa * a_scaled), np.abs(b_scaled))
     deviation = float(np.max(np.abs(b_scaled - fitted)[size > 0] / size[size > 0]))
     with np.errstate(over="ignore", under="ignore"):
         kappa = float(np.ldexp(kappa, b_exponent - a_exponent))
     return kind, (
         f"{kind} but not a multiple ({cosine_words}): b is κ a with relative errors up to "
-        f"{deviation:.2g} (least-squares κ = {kappa:.6g}), more than {words} allows "
-        f"({2 * precision.unit + _MARGIN:.2g})"
+        f"{deviation:.2g} ({deviation / precision.unit:.3g} {precision.name} unit roundoffs; "
+        f"least-squares κ = {kappa:.6g}), more than {words} allows ({theta:.2g})"
     )
 
 
-def _diagnose(a: _Input, b: _Input, same_object: bool) -> PairDiagnosis:
+def _diagnose(a: _Input, b: _Input, same_object: bool, roundings: int = 2) -> PairDiagnosis:
     precision = max(a.precision, b.precision, key=lambda p: p.unit)  # the narrower
-    words = f"{precision.name} rounding"
+    theta = _allowance(a.precision, b.precision, roundings)
+    words = f"{precision.name} rounding" if roundings == 2 else f"{roundings} roundings"
     if a.precision.unit != b.precision.unit:
         words += f", the precision of {'a' if precision is a.precision else 'b'}"
-    a64, b64 = a.values.astype(np.float64, copy=False), b.values.astype(np.float64, copy=False)
-    value = cosine(a64, b64)
     shares = same_object or bool(np.shares_memory(a.memory, b.memory))  # exactly
     identical = bool(np.array_equal(a.values, b.values))
-    found = None if identical else _multiple(a64, b64, a.precision, b.precision)
+    if not (a.values.any() and b.values.any()):  # rows only: PyTorch's cosine is 0 here
+        which = "a" if b.values.any() else "b" if a.values.any() else "a and b"
+        verdict = f"zero vector ({which}), cosine undefined (torch reports 0)"
+        kind, names = "zero vector", (same_object, shares, identical, None)
+        return PairDiagnosis(math.nan, *names, verdict, kind, None, precision.name)
+    a64, b64 = a.values.astype(np.float64, copy=False), b.values.astype(np.float64, copy=False)
+    value = cosine(a64, b64)
+    found = None if identical else _multiple(a64, b64, a.precision, b.precision, roundings)
     number = _rounded_factor(*found, precision.unit) if found else 1.0 if identical else None
     if same_object:
-        kind = "same object"
-        verdict = "the same array compared with itself: cosine 1 by construction, not a finding"
+        kind, verdict = "same object", "the same array compared with itself: cosine 1 by "
+        verdict += "construction, not a finding"
     elif shares and identical:
-        kind = "shared memory"
-        verdict = "two views of the same memory (the same entries): cosine 1 by construction"
+        kind, verdict = "shared memory", "two views of the same memory (the same entries): "
+        verdict += "cosine 1 by construction"
     elif shares:
-        kind, verdict = _generic(value, precision, words, a64, b64)
+        kind, verdict = _generic(value, precision, words, a64, b64, theta)
         verdict = "two views of the same memory (overlapping, with different entries): " + verdict
     elif identical:
         kind, verdict = "equal", "two equal arrays (copies): cosine 1 by construction"
@@ -277,8 +276,12 @@ def _diagnose(a: _Input, b: _Input, same_object: bool) -> PairDiagnosis:
         direction = ("the same direction, so cosine 1", "opposite directions, so cosine -1")
         kind, verdict = f"{sign} multiple", f"a {sign} multiple{rounding} (factor κ = {text})"
         verdict += f": {direction[negative]}{' up to rounding' if rounding else ''}"
+        if found[5]:  # no entry normal in both: only the spacing of subnormals is tested
+            verdict = f"a {sign} multiple (κ about {text}) only to within a subnormal step: no "
+            verdict += f"entry is normal (at least {precision.tiny:.2g} in {precision.name}) in "
+            verdict += "both a and b, too few bits to tell a multiple from a near-duplicate"
     else:
-        kind, verdict = _generic(value, precision, words, a64, b64)
+        kind, verdict = _generic(value, precision, words, a64, b64, theta)
     positive = number if number is not None and number > 0 else None
     return PairDiagnosis(
         value, same_object, shares, identical, positive, verdict, kind, number, precision.name
@@ -286,16 +289,20 @@ def _diagnose(a: _Input, b: _Input, same_object: bool) -> PairDiagnosis:
 
 
 def diagnose_pair(
-    a: ArrayLike, b: ArrayLike, *, axis: int | None = None
+    a: ArrayLike, b: ArrayLike, *, axis: int | None = None, roundings: int = 2
 ) -> PairDiagnosis | RowDiagnoses:
     r"""Explain a cosine between two vectors: a real comparison, or the same data twice.
 
     Chapter 7. The first that holds: ``a is b``; shared memory; equal entries;
-    :math:`b = \kappa a` up to rounding; else the cosine in words. With :math:`u` the unit
-    roundoff of the narrower input (float16, bfloat16, float32, float64) and :math:`s` the
-    smallest subnormal, a multiple fits :math:`|b_i - \kappa a_i| \le \theta \max(|b_i|,
-    |\kappa a_i|) + s`, :math:`\theta = 2u + 2^{-51}`, in every entry. ``axis=-1`` diagnoses
-    each row pair of two ``(n, d)`` batches (as ``dim=-1``).
+    :math:`b = \kappa a` up to rounding; else the cosine in words. With :math:`u_a, u_b`
+    the unit roundoffs of the inputs' formats (float16, bfloat16, float32, float64),
+    :math:`r` the ``roundings`` and :math:`s` the smallest subnormal, a multiple fits
+    :math:`|b_i - \kappa a_i| \le \theta \max(|b_i|, |\kappa a_i|) + s` in every entry,
+    :math:`\theta = u_a + u_b + (r - 2)\max(u_a, u_b) + 2^{-51}`: one rounding of each input
+    in its format, and :math:`r - 2` more (a chain of operations) in the narrower. If no
+    entry is normal in both, only the subnormal spacing is tested (the verdict says so).
+    ``axis=-1`` diagnoses each row pair of two ``(n, d)`` batches (as ``dim=-1``); a zero
+    row is reported (kind ``"zero vector"``, cosine NaN; PyTorch gives 0), not refused.
 
     Examples
     --------
@@ -310,17 +317,19 @@ def diagnose_pair(
             "axis must be None (two vectors) or -1 (the row pairs of two (n, d) batches, as "
             f"dim=-1 in torch.nn.functional.cosine_similarity); got {axis!r}"
         )
+    roundings = as_int_scalar(roundings, "roundings", minimum=2)
     a_input = _read(a, "a")
     b_input = a_input if b is a else _read(b, "b")
     _check_pair(a_input, b_input, axis)
     if axis is None:
-        return _diagnose(a_input, b_input, a is b)
+        return _diagnose(a_input, b_input, a is b, roundings)
     rows = [
         [x._replace(values=x.values[i], memory=x.memory[i]) for x in (a_input, b_input)]
         for i in range(a_input.values.shape[0])
     ]
     precision = max(a_input.precision, b_input.precision, key=lambda p: p.unit)
-    return RowDiagnoses(tuple(_diagnose(x, y, a is b) for x, y in rows), precision.name)
+    pairs = tuple(_diagnose(x, y, a is b, roundings) for x, y in rows)
+    return RowDiagnoses(pairs, precision.name)
 
 
 def _as_embeddings(E: ArrayLike) -> NDArray[np.float64]:
@@ -589,12 +598,3 @@ def related_pair_cosines(
     rows, columns = np.triu_indices(matrix.shape[0], 1)
     values, same = matrix[rows, columns], index[rows] == index[columns]
     return values[same], values[~same]
-
-
-def __getattr__(name: str) -> Any:
-    # Chapter 7 imports its widget's setup from here; that lives with the widget.
-    if name == "prepare_shared_direction":
-        from cosine_book.widgets import diagnostics as widget
-
-        return widget.prepare_shared_direction
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,17 +5,23 @@ against class vectors (:func:`train_embedding_model`) or alignment only
 (:func:`train_alignment_only`, which collapses), in float64 on one thread from
 :func:`cosine_book.portable.standard_normal` draws. Pretrained embeddings (GloVe,
 MiniLM): :func:`all_but_the_top`, :func:`k_occurrence` (hubness), two hand-written
-question sets (:data:`QA_SET`, :data:`QA_SET_2`), :func:`answer_retrieval`,
-:func:`train_query_projection` and the threshold-free :func:`pair_auc`.
+question sets (:data:`QA_SET`, :data:`QA_SET_2`, read by :func:`load_qa_set`; their
+embeddings :func:`qa_embeddings`), :func:`pool_cosines`, :func:`answer_retrieval`,
+:func:`train_query_projection`; float32 cosines summed left to right,
+:func:`float32_cosines`. The threshold-free pair AUC is
+:func:`cosine_book.cluster_recovery.pair_auc`.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Literal
+from importlib.resources import files
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -30,7 +36,6 @@ from cosine_book._validation import (
     as_real_array,
     as_real_matrix,
 )
-from cosine_book.diagnostics import related_pair_cosines
 from cosine_book.portable import standard_normal
 
 __all__ = [
@@ -42,9 +47,12 @@ __all__ = [
     "answer_retrieval",
     "class_logits",
     "embed",
+    "float32_cosines",
     "hidden_features",
     "k_occurrence",
-    "pair_auc",
+    "load_qa_set",
+    "pool_cosines",
+    "qa_embeddings",
     "rescale_embedding",
     "train_alignment_only",
     "train_embedding_model",
@@ -55,100 +63,87 @@ __all__ = [
 OBJECTIVES: tuple[str, ...] = ("dot", "cosine")
 
 
-def _rows(text: str) -> tuple[tuple[str, str, str, str], ...]:
-    """One row a line, its four texts separated by " | "."""
-    return tuple(tuple(row.split(" | ")) for row in text.strip().split("\n"))  # type: ignore[misc]
+def load_qa_set(number: int) -> tuple[tuple[str, str, str, str], ...]:
+    """Question set ``number`` (1 or 2) from the package file ``data/qa_sets.csv``.
+
+    Forty rows ``(question, answer, another question on the topic, the question rewritten
+    as a statement of what it asks)``. Used in chapter 7 (:data:`QA_SET`, :data:`QA_SET_2`).
+
+    Examples
+    --------
+    >>> load_qa_set(1)[8][:2]
+    ('What is the capital of Australia?', 'Canberra, a planned city chosen as a compromise between Sydney and Melbourne.')
+    """  # noqa: E501 (a doctest output)
+    number = as_int_scalar(number, "number", minimum=1, maximum=2)
+    text = files("cosine_book").joinpath("data", "qa_sets.csv").read_text(encoding="utf-8")
+    rows = list(csv.reader(io.StringIO(text)))[1:]
+    return tuple((q, a, o, r) for n, q, a, o, r in rows if int(n) == number)
 
 
 #: Forty rows ``(question, answer, another question on the topic, the question rewritten
-#: as a statement of what it asks)``, written for the book.
-QA_SET = _rows("""
-How long should I boil an egg for a soft yolk? | About six minutes in boiling water gives a set white and a runny yolk. | How do I peel a hard-boiled egg without tearing it? | Boiling time for an egg with a soft yolk.
-Why is the sky blue? | Air molecules scatter the short blue wavelengths of sunlight more than the red ones. | Why are sunsets red and orange? | The reason the sky looks blue.
-How many bones are in the adult human body? | An adult skeleton has 206 bones, fewer than a newborn's because some fuse. | Which is the longest bone in the human body? | The number of bones in an adult human body.
-Who wrote Pride and Prejudice? | Jane Austen published the novel in 1813. | When is Pride and Prejudice set? | The author of the novel Pride and Prejudice.
-What is the boiling point of water at sea level? | At sea level water boils at 100 degrees Celsius, or 212 degrees Fahrenheit. | Why does pasta take longer to cook in the mountains? | The temperature at which water boils at sea level.
-How do vaccines protect against disease? | They train the immune system to recognise a pathogen without causing the illness. | Who invented the first vaccine? | How vaccines give protection against disease.
-What causes the tides? | Mainly the Moon's gravity, which pulls the oceans into bulges as the Earth turns. | How often is there a high tide? | The cause of ocean tides.
-How do I reset a forgotten Windows password? | Use the reset link on the sign-in screen, or a reset disk made beforehand. | How do I change the desktop background in Windows? | Resetting a forgotten Windows password.
-What is the capital of Australia? | Canberra, a planned city chosen as a compromise between Sydney and Melbourne. | What is the largest city in Australia? | The capital city of Australia.
-How much water should an adult drink per day? | Around two to three litres, including water from food, more in heat or exercise. | Is it possible to drink too much water? | The daily amount of water an adult needs.
-Why do cats purr? | Cats purr when content, but also to soothe themselves when stressed or in pain. | Why do cats knead with their paws? | The reasons cats purr.
-How does compound interest work? | Interest is added to the balance, so later interest is earned on earlier interest. | What is a good interest rate for a savings account? | How compound interest grows money.
-What is photosynthesis? | Plants use light energy to turn carbon dioxide and water into sugar and oxygen. | Why are plant leaves green? | The process of photosynthesis in plants.
-When did the Second World War end? | In 1945: Germany surrendered in May and Japan in September. | When did the Second World War begin? | The end date of the Second World War.
-How do I remove a red wine stain from a carpet? | Blot it, cover it with salt or baking soda, then rinse with cold water and soap. | How do I get rid of a bad smell in my carpet? | Removing a red wine stain from a carpet.
-What is the speed of light? | About 300,000 kilometres per second in a vacuum. | Can anything travel faster than light? | The speed of light in a vacuum.
-How many players are on a football team? | Eleven on the field for each side, including the goalkeeper. | How long is a professional football match? | The number of players in a football team.
-Why do we have leap years? | A year lasts about 365.25 days, so an extra day every four years keeps the calendar in step with the seasons. | Which day of the week was the first of January 2000? | The reason leap years exist.
-How do I make my sourdough bread rise more? | Use an active starter and give the dough a longer, warmer proof. | How do I start a sourdough starter from scratch? | Making sourdough bread rise more.
-What is the tallest mountain in the world? | Mount Everest, 8,849 metres above sea level. | How long does it take to climb Mount Everest? | The tallest mountain in the world.
-How does a refrigerator keep food cold? | A refrigerant absorbs heat inside as it evaporates and releases it outside as it condenses. | What temperature should a refrigerator be set to? | How a refrigerator cools its contents.
-What is the difference between a virus and a bacterium? | Bacteria are living cells that reproduce on their own; viruses need a host cell. | How do antibiotics kill bacteria? | The difference between viruses and bacteria.
-How do I improve my credit score? | Pay bills on time, keep card balances low and avoid opening many new accounts. | How often is a credit score updated? | Ways to raise a credit score.
-Who painted the Mona Lisa? | Leonardo da Vinci, in the early sixteenth century. | Where is the Mona Lisa displayed? | The painter of the Mona Lisa.
-Why do onions make you cry? | Cutting them releases a gas that irritates the eyes and triggers tears. | How do I caramelise onions? | Why cutting onions causes tears.
-How long does it take to learn to play the guitar? | Basic chords take a few weeks of daily practice; fluency takes a year or more. | What size of guitar should a beginner buy? | The time needed to learn the guitar.
-What is the largest planet in the solar system? | Jupiter, more than eleven times as wide as the Earth. | How many moons does Jupiter have? | The biggest planet in the solar system.
-How do I stop my laptop from overheating? | Keep the vents clear, use it on a hard surface and clean the dust out of the fan. | How long should a laptop battery last? | Keeping a laptop from overheating.
-What language is spoken in Brazil? | Portuguese, a legacy of colonisation by Portugal. | What is the currency of Brazil? | The language spoken in Brazil.
-How many hours of sleep does a teenager need? | Eight to ten hours a night, according to sleep medicine guidelines. | Why do teenagers like to stay up late? | The amount of sleep a teenager needs.
-Why does ice float on water? | Water expands when it freezes, so ice is less dense than the liquid. | At what temperature does seawater freeze? | Why ice floats on water.
-How do I unclog a kitchen sink? | Pour in boiling water, then use a plunger or baking soda and vinegar. | How do I fix a dripping kitchen tap? | Unclogging a blocked kitchen sink.
-Who was the first person to walk on the Moon? | Neil Armstrong, on 20 July 1969, during the Apollo 11 mission. | Why did people stop going to the Moon? | The first person to walk on the Moon.
-What is inflation? | A general rise in prices that lowers what a unit of money can buy. | How does a central bank fight inflation? | What inflation means in economics.
-How do bees make honey? | They collect nectar, break it down with enzymes and evaporate it in the comb. | Why are bee populations declining? | How bees produce honey.
-What is the best way to learn a new language? | Daily practice with native speakers and spaced repetition of vocabulary. | Which language is hardest for English speakers to learn? | Effective ways to learn a new language.
-How far is the Moon from the Earth? | About 384,000 kilometres on average. | Why do we always see the same side of the Moon? | The distance from the Earth to the Moon.
-Why do leaves change colour in autumn? | Trees stop making chlorophyll, which reveals yellow pigments, and some make red ones. | Why do some trees keep their leaves in winter? | The reason leaves change colour in autumn.
-How do I keep cut flowers fresh for longer? | Trim the stems at an angle, change the water daily and keep them out of the sun. | Which flowers are poisonous to cats? | Keeping cut flowers fresh.
-What does DNA stand for? | Deoxyribonucleic acid, the molecule that carries genetic information. | How much DNA do humans share with chimpanzees? | The meaning of the abbreviation DNA.
-""")  # noqa: E501 (one row a line)
+#: as a statement of what it asks)``, written for the book (:func:`load_qa_set`).
+QA_SET = load_qa_set(1)
 
 #: Forty more rows in the same form, written independently by a referee of chapter 7 as a
 #: second hand-written set, to see whether what :data:`QA_SET` shows is a property of it.
-QA_SET_2 = _rows("""
-How do I undo the last git commit? | Run git reset --soft HEAD~1 to keep the changes staged, or --hard to discard them. | How do I rename a git branch? | Undoing the most recent git commit.
-What is the normal resting heart rate for adults? | Between 60 and 100 beats per minute; athletes often sit lower. | Why does my heart race after coffee? | The usual resting pulse of an adult.
-Can a landlord enter my flat without notice? | Usually not: most tenancy laws require reasonable notice except in emergencies. | Can a landlord keep my deposit for normal wear? | Whether a landlord may enter without giving notice.
-How long can cooked rice stay in the fridge? | Eat it within one day; bacteria such as Bacillus cereus survive cooking. | Can I freeze cooked rice? | How long cooked rice keeps when refrigerated.
-Why did the Roman Empire fall? | A mix of overspending, invasions, political instability and a divided administration. | Who was the last Roman emperor in the West? | The causes of the fall of the Roman Empire.
-What does a Python list comprehension do? | It builds a new list from an iterable in one expression, optionally filtering items. | What is the difference between a list and a tuple in Python? | The purpose of list comprehensions in Python.
-How often should I water a cactus? | Every two to four weeks in summer and hardly at all in winter; let the soil dry out. | Why is my cactus turning yellow? | How frequently a cactus needs water.
-What is the penalty for late tax filing? | Typically a percentage of the unpaid tax for each month late, plus interest. | Can I get an extension to file my taxes? | The fine for filing taxes late.
-How do noise-cancelling headphones work? | Microphones pick up ambient sound and speakers play an inverted wave that cancels it. | Are noise-cancelling headphones bad for your ears? | The way noise-cancelling headphones function.
-What causes a rainbow? | Sunlight is refracted, reflected and dispersed inside raindrops, splitting it into colours. | Why is a double rainbow reversed? | What produces a rainbow.
-How many calories should I eat to lose weight? | Roughly 500 fewer than you burn each day for about half a kilo a week. | Is it bad to skip breakfast? | The calorie intake needed for weight loss.
-When was the printing press invented? | Around 1440, by Johannes Gutenberg in Mainz. | How did the printing press change Europe? | The date of the invention of the printing press.
-How do I change a flat tyre? | Loosen the nuts, jack up the car, swap the wheel, then tighten the nuts in a star pattern. | How long can I drive on a spare tyre? | Changing a flat tyre on a car.
-What is the difference between weather and climate? | Weather is short-term conditions; climate is the average over decades. | Why is the climate getting warmer? | How weather differs from climate.
-How does a bill become law in the United States? | Both chambers of Congress pass it and the President signs it, or Congress overrides a veto. | How many senators does each state have? | The process by which a US bill becomes law.
-What is the boiling point of olive oil? | It does not really boil; it starts to smoke at around 190 to 210 degrees Celsius. | Is extra virgin olive oil healthier than regular olive oil? | The temperature at which olive oil boils.
-Why do dogs wag their tails? | To communicate: wagging signals arousal, often friendliness but sometimes tension. | Why do dogs eat grass? | The reason dogs wag their tails.
-How do I convert Celsius to Fahrenheit? | Multiply by nine fifths and add thirty-two. | What is absolute zero in Fahrenheit? | Converting Celsius temperatures to Fahrenheit.
-What is a black hole? | A region where gravity is so strong that nothing, not even light, can escape. | What happens if you fall into a black hole? | What a black hole is.
-How do I clean a cast iron pan? | Scrub with hot water and a brush, dry it at once and rub in a thin layer of oil. | Can I use soap on cast iron? | Cleaning a cast iron skillet.
-Who discovered penicillin? | Alexander Fleming, in 1928, from a mould that killed bacteria on a plate. | How does penicillin kill bacteria? | The discoverer of penicillin.
-How much does the Earth weigh? | Its mass is about six times ten to the twenty-four kilograms. | How old is the Earth? | The mass of the Earth.
-What is a mortgage? | A loan to buy property in which the property serves as security for the lender. | Should I choose a fixed or variable mortgage rate? | What a mortgage is.
-Why do we dream? | Nobody knows for sure; theories include memory consolidation and emotional processing. | Why do I forget my dreams? | The reason people dream.
-How do solar panels generate electricity? | Photovoltaic cells let light knock electrons loose in silicon, creating a current. | How long do solar panels last? | How solar panels produce power.
-What is the population of Tokyo? | About fourteen million in the city proper and over thirty-seven million in the metro area. | What is the best time of year to visit Tokyo? | The number of people living in Tokyo.
-How do I get rid of hiccups? | Hold your breath, sip cold water slowly or breathe into a paper bag. | Why do babies get hiccups so often? | Stopping a bout of hiccups.
-What is the offside rule in football? | An attacker is offside if nearer the goal line than the ball and the second-last defender when it is played. | How many substitutes are allowed in a football match? | The offside rule in football.
-Why is the Dead Sea so salty? | Water flows in but can only leave by evaporation, which leaves the salt behind. | Can you sink in the Dead Sea? | The reason the Dead Sea is so salty.
-How do I write a cover letter? | Address it to a person, say why you want the role and give two concrete examples of fit. | How long should a CV be? | Writing a cover letter for a job.
-What is the speed of sound? | About 343 metres per second in dry air at 20 degrees Celsius. | Why do jets make a sonic boom? | How fast sound travels.
-How do I lower my blood pressure? | Cut salt, exercise regularly, limit alcohol and, if prescribed, take medication. | What is a normal blood pressure reading? | Ways to reduce blood pressure.
-Who built the pyramids of Giza? | Paid Egyptian labourers under the pharaohs of the Fourth Dynasty, about 4,500 years ago. | How were the pyramid stones moved? | The builders of the Giza pyramids.
-What is machine learning? | Programs that improve at a task by fitting their parameters to data instead of following fixed rules. | Which programming language is best for machine learning? | What machine learning means.
-How often should I replace my toothbrush? | Every three to four months, or sooner if the bristles fray. | Are electric toothbrushes better than manual ones? | How frequently to replace a toothbrush.
-Why do volcanoes erupt? | Molten rock rises because it is less dense, and dissolved gases build pressure until it bursts out. | Which volcano is the most dangerous in the world? | The reason volcanoes erupt.
-How do I make a cup of green tea? | Use water at about 80 degrees, not boiling, and steep the leaves for two to three minutes. | Does green tea contain caffeine? | Making a cup of green tea.
-What is the longest river in the world? | The Nile, at about 6,650 kilometres, though some measurements favour the Amazon. | Which river carries the most water? | The longest river on Earth.
-How do I stop procrastinating? | Break the task into small steps, start with five minutes and remove distractions. | Why do people procrastinate? | Overcoming procrastination.
-What currency is used in Switzerland? | The Swiss franc, although many shops near the borders accept euros. | Is Switzerland part of the European Union? | The currency of Switzerland.
-""")  # noqa: E501
+QA_SET_2 = load_qa_set(2)
+
+_QA_COLUMNS = ("questions", "answers", "others")
+
+
+def qa_embeddings(number: int, model: Any = None) -> dict[str, NDArray[np.float64]]:
+    """MiniLM embeddings (unit rows, float64) of question set ``number``'s first three columns.
+
+    Keys ``"questions"``, ``"answers"``, ``"others"``; ``model`` a loaded sentence model
+    (default :func:`cosine_book.datasets.load_sentence_model`). Used in chapter 7, its
+    sweeps and tests.
+    """
+    if model is None:
+        from cosine_book.datasets import load_sentence_model
+
+        model = load_sentence_model()
+    columns = zip(*load_qa_set(number), strict=True)
+    return {
+        name: model.encode(list(texts), normalize_embeddings=True).astype(np.float64)
+        for name, texts in zip(_QA_COLUMNS, columns, strict=False)
+    }
+
+
+def pool_cosines(queries: ArrayLike, answers: ArrayLike, others: ArrayLike):
+    """Cosines of each query with the pool: the ``answers``, then the ``others``.
+
+    Row ``i``, column ``j``: the cosine of query ``i`` with pool item ``j`` (an answer for
+    ``j < len(answers)``). Used in chapter 7 and its sweeps (:func:`answer_retrieval`).
+
+    Examples
+    --------
+    >>> pool_cosines([[2.0, 0.0]], [[1.0, 1.0]], [[0.0, 3.0], [5.0, 0.0]]).round(4).tolist()
+    [[0.7071, 0.0, 1.0]]
+    """
+    Q, A = _unit(queries, "queries"), _unit(answers, "answers")
+    others = _unit(others, "others")
+    if A.shape[1] != Q.shape[1] or others.shape[1] != Q.shape[1]:
+        raise ValueError(f"expected one width; got {Q.shape}, {A.shape}, {others.shape}")
+    return Q @ np.vstack([A, others]).T
+
+
+def float32_cosines(x: ArrayLike, y: ArrayLike) -> NDArray[np.float32]:
+    r"""Row cosines :math:`\langle x, y\rangle / (\sqrt{\langle x, x\rangle}\sqrt{\langle y, y\rangle})` in float32.
+
+    Each sum taken left to right (``numpy.cumsum``), so the same bits on every CPU. Used in
+    chapter 7 (the cosine of a vector with itself), its sweeps and tests.
+
+    Examples
+    --------
+    >>> x = np.float32([[0.1, 0.2, 0.3], [1.0, 2.0, 2.0]])
+    >>> float32_cosines(x, x).tolist()  # cos(x, x), one below 1 by rounding
+    [0.9999998807907104, 1.0]
+    """  # noqa: E501 (the formula)
+    x, y = (np.asarray(as_real_matrix(v, n), dtype=np.float32) for v, n in ((x, "x"), (y, "y")))
+    if x.shape != y.shape:
+        raise ValueError(f"x has shape {x.shape} but y has shape {y.shape}; expected the same")
+    dots, xx, yy = (np.cumsum(a * b, axis=1)[:, -1] for a, b in ((x, y), (x, x), (y, y)))
+    return dots / (np.sqrt(xx) * np.sqrt(yy))
 
 
 @dataclass(frozen=True)
@@ -446,27 +441,6 @@ def _unit(E: ArrayLike, name: str = "E") -> NDArray[np.float64]:
     return rows / norms[:, None]
 
 
-def pair_auc(S: ArrayLike, labels: ArrayLike) -> float:
-    """Chance that a related pair has a higher similarity than an unrelated one (ROC AUC).
-
-    Over the pairs of :func:`cosine_book.diagnostics.related_pair_cosines` (related:
-    equal labels), by :func:`sklearn.metrics.roc_auc_score` (ties count half): 1 when
-    a threshold separates the two kinds, 0.5 for chance.
-
-    Examples
-    --------
-    >>> pair_auc([[1.0, 0.9, 0.2], [0.9, 1.0, 0.4], [0.2, 0.4, 1.0]], ["a", "a", "b"])
-    1.0
-    """
-    from sklearn.metrics import roc_auc_score
-
-    related, unrelated = related_pair_cosines(S, labels)
-    if related.size == 0 or unrelated.size == 0:
-        raise ValueError("labels must give both related and unrelated pairs")
-    truth = np.concatenate([np.ones(related.size), np.zeros(unrelated.size)])
-    return float(roc_auc_score(truth, np.concatenate([related, unrelated])))
-
-
 def all_but_the_top(E: ArrayLike, n_components: int, *, fit: ArrayLike | None = None):
     r"""Subtract the mean row and remove the top principal directions (Mu and Viswanath, 2018).
 
@@ -527,12 +501,12 @@ def answer_retrieval(queries: ArrayLike, answers: ArrayLike, others: ArrayLike) 
     ...                  [[1.0, 0.2], [-1.0, 0.0]])
     {'recall@1': 0.5, 'MRR': 0.75, 'question first': 0.5}
     """
-    Q, A, others = _unit(queries, "queries"), _unit(answers, "answers"), _unit(others, "others")
-    if A.shape != Q.shape or others.shape[1] != Q.shape[1]:
-        raise ValueError(f"expected one answer per query and one width; got {A.shape}, {Q.shape}")
-    S = Q @ np.vstack([A, others]).T
+    S = pool_cosines(queries, answers, others)
+    n = np.shape(answers)[0]
+    if S.shape[0] != n:
+        raise ValueError(f"expected one answer per query; got {S.shape[0]} queries, {n} answers")
     ranks = 1 + np.sum(S > np.diag(S)[:, None], axis=1)
-    first = float(np.mean(np.argmax(S, axis=1) >= len(A)))
+    first = float(np.mean(np.argmax(S, axis=1) >= n))
     recall, mrr = float(np.mean(ranks == 1)), float(np.mean(1 / ranks))
     return {"recall@1": recall, "MRR": mrr, "question first": first}
 

@@ -62,8 +62,8 @@ def shared_direction_figure(frame: SharedDirectionFrame) -> Figure:
 
     Examples
     --------
-    >>> from cosine_book.diagnostics import prepare_shared_direction
-    >>> from cosine_book.widgets.diagnostics import shared_direction_frame
+    >>> from cosine_book.widgets.diagnostics import (prepare_shared_direction,
+    ...                                              shared_direction_frame)
     >>> labels = np.repeat([0, 1], 10)
     >>> E = np.random.default_rng(0).normal(size=(20, 4)) + 3.0 * labels[:, None]
     >>> setup = prepare_shared_direction(E, labels, k=3)

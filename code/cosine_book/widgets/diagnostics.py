@@ -7,11 +7,11 @@ A :class:`~cosine_book.widgets.core.WidgetSpec` with one slider, the strength
 state, :class:`SharedDirectionFrame`, is :func:`shared_direction_update` (histograms of the
 cosines of related and unrelated pairs, raw and centred, the mean cosine, the top-:math:`k`
 neighbour agreement) with what a threshold cannot hide: the threshold-free pair AUC
-(:func:`cosine_book.embeddings.pair_auc`) and the share of *related* pairs that pass the
+(:func:`cosine_book.cluster_recovery.pair_auc`) and the share of *related* pairs that pass the
 threshold beside that of unrelated ones. Its drawing function is
 :func:`cosine_book.plotting.diagnostics.shared_direction_figure`. The HTML version offers
 :math:`t = 0, 0.25, \dots, 3` (13 frames). Chapter 7 imports
-:func:`prepare_shared_direction` from :mod:`cosine_book.diagnostics`.
+:func:`prepare_shared_direction` from here.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from cosine_book._validation import as_float_scalar, as_int_scalar, as_labels, as_real_matrix
+from cosine_book.cluster_recovery import pair_auc
 from cosine_book.diagnostics import (  # the centring of centered_cosine_matrix
     _as_embeddings,
     _centre,
@@ -31,7 +32,6 @@ from cosine_book.diagnostics import (  # the centring of centered_cosine_matrix
     neighbour_agreement,
     related_pair_cosines,
 )
-from cosine_book.embeddings import pair_auc
 from cosine_book.factorization import cosine_matrix
 from cosine_book.plotting.diagnostics import shared_direction_figure
 from cosine_book.widgets.core import LiveWidget, Slider, WidgetSpec
@@ -252,7 +252,7 @@ class SharedDirectionFrame:
         Histograms, mean cosine, false matches and neighbour agreement, raw and
         centred, with their sweep (:func:`shared_direction_update`).
     auc, centred_auc : float
-        :func:`cosine_book.embeddings.pair_auc` of the raw and of the centred cosines.
+        :func:`cosine_book.cluster_recovery.pair_auc` of the raw and of the centred cosines.
     related_above, centred_related_above : float
         Share of the related pairs whose cosine is at least ``state.threshold``.
     sweep_auc, sweep_related_above : ndarray
