@@ -37,7 +37,7 @@ from cosine_book.factorization import (
     gram_spectrum,
     rescaling_spread,
 )
-from cosine_book.model_selection import choose_lambda
+from cosine_book.model_selection import choose_lambda, closed_form_rankings
 from cosine_book.recommenders import (
     cosine_factors,
     evaluate_rankings,
@@ -90,16 +90,6 @@ SPLITS = (0, 1, 2, 3, 4)
 GRID = (100.0, 300.0, 1_000.0, 3_000.0, 10_000.0, 30_000.0)
 THRESHOLDS = {">= 4": 4.0, ">= 3.5": 3.5, "any rating": 0.0}
 THRESHOLD_RANKS = (10, 20, 50, 100)
-
-
-def closed_form_rankings() -> dict:
-    """The dot product and the cosine under the three D of Figure 1, from (A, B, f)."""
-    return {
-        "dot product": lambda A, B, f: (A, B),
-        "cosine, α = +1/2": lambda A, B, f: cosine_factors(A, B, f**0.5),
-        "cosine, α = 0": lambda A, B, f: cosine_factors(A, B),
-        "cosine, α = −1/2": lambda A, B, f: cosine_factors(A, B, f**-0.5),
-    }
 
 
 def test_recalls(train, test, k: int, lams) -> dict:

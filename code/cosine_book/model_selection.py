@@ -24,12 +24,37 @@ from numpy.typing import ArrayLike, NDArray
 
 from cosine_book._validation import as_float_array, as_int_scalar
 from cosine_book.factorization import dropout_shrinkage, fit_objective1, gram_spectrum
-from cosine_book.recommenders import evaluate_rankings, holdout_split
+from cosine_book.recommenders import cosine_factors, evaluate_rankings, holdout_split
 
-__all__ = ["LambdaChoice", "PairedComparison", "choose_lambda", "paired_comparison"]
+__all__ = [
+    "LambdaChoice",
+    "PairedComparison",
+    "choose_lambda",
+    "closed_form_rankings",
+    "paired_comparison",
+]
 
 # A ranking is built from the fitted factors and the shrinkage f_i of objective 1.
 RankingBuilder = Callable[[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]], Any]
+
+
+def closed_form_rankings() -> dict[str, RankingBuilder]:
+    r"""The dot product and the cosine under the three :math:`D = \operatorname{diag}(f)^\alpha` of Figure 1.
+
+    Each maps ``(A, B, f)`` to a scorer of
+    :func:`~cosine_book.recommenders.evaluate_rankings`. Used in chapter 6.
+
+    Examples
+    --------
+    >>> list(closed_form_rankings())
+    ['dot product', 'cosine, α = +1/2', 'cosine, α = 0', 'cosine, α = −1/2']
+    """
+    return {
+        "dot product": lambda A, B, f: (A, B),
+        "cosine, α = +1/2": lambda A, B, f: cosine_factors(A, B, f**0.5),
+        "cosine, α = 0": lambda A, B, f: cosine_factors(A, B),
+        "cosine, α = −1/2": lambda A, B, f: cosine_factors(A, B, f**-0.5),
+    }
 
 
 @dataclass(frozen=True)
