@@ -266,7 +266,9 @@ def main() -> None:
         rows = [row for split in SPLITS for k in (K, None) for row in lambda_rows(split, k)]
         write(HERE / "netflix_lambda.csv", rows)
     if "thresholds" in parts:
-        rows = [row for name in THRESHOLDS for k in THRESHOLD_RANKS for row in threshold_rows(name, k)]
+        rows = [
+            row for name in THRESHOLDS for k in THRESHOLD_RANKS for row in threshold_rows(name, k)
+        ]
         write(HERE / "netflix_thresholds.csv", rows)
     if "trained" not in parts:
         return

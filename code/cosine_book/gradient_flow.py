@@ -31,7 +31,7 @@ __all__ = ["fit_gradient_descent", "imbalance"]
 
 
 def imbalance(A: ArrayLike, B: ArrayLike) -> float:
-    r""":math:`\lVert A^\top A - B^\top B \rVert_F`, conserved by gradient flow on :math:`L(AB^\top)`.
+    r""":math:`\lVert A^\top A - B^\top B \rVert_F`, conserved by gradient flow on a loss of AB'.
 
     Used in chapter 6.
 
@@ -42,7 +42,9 @@ def imbalance(A: ArrayLike, B: ArrayLike) -> float:
     """
     A, B = as_real_matrix(A, "A"), as_real_matrix(B, "B")
     if A.shape[1] != B.shape[1]:
-        raise ValueError(f"A and B need the same number of columns; got {A.shape[1]} and {B.shape[1]}")
+        raise ValueError(
+            f"A and B need the same number of columns; got {A.shape[1]} and {B.shape[1]}"
+        )
     return float(np.linalg.norm(A.T @ A - B.T @ B))
 
 

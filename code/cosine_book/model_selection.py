@@ -39,7 +39,7 @@ RankingBuilder = Callable[[NDArray[np.float64], NDArray[np.float64], NDArray[np.
 
 
 def closed_form_rankings() -> dict[str, RankingBuilder]:
-    r"""The dot product and the cosine under the three :math:`D = \operatorname{diag}(f)^\alpha` of Figure 1.
+    r"""The dot product and the cosines under Figure 1's three :math:`D = \mathrm{diag}(f)^\alpha`.
 
     Each maps ``(A, B, f)`` to a scorer of
     :func:`~cosine_book.recommenders.evaluate_rankings`. Used in chapter 6.
@@ -59,7 +59,7 @@ def closed_form_rankings() -> dict[str, RankingBuilder]:
 
 @dataclass(frozen=True)
 class LambdaChoice:
-    """Validation recall@10 per :math:`\\lambda` (rows) and ranking (columns), and the best.
+    r"""Validation recall@10 per :math:`\lambda` (rows) and ranking (columns), and the best.
 
     Attributes
     ----------
@@ -68,8 +68,8 @@ class LambdaChoice:
     recall : ndarray of shape (n_lambdas, n_rankings)
         Mean validation recall@10 over the validation users.
     best : dict
-        Label -> the :math:`\\lambda` of the grid with the highest validation recall
-        (the smallest such :math:`\\lambda` on a tie).
+        Label -> the :math:`\lambda` of the grid with the highest validation recall
+        (the smallest such :math:`\lambda` on a tie).
     """
 
     grid: NDArray[np.float64]
@@ -106,7 +106,9 @@ def choose_lambda(
     """
     grid = as_float_array(grid, "grid", ndim=1)
     if grid.size == 0 or np.any(grid <= 0):
-        raise ValueError("grid must hold at least one positive lambda; got none or a nonpositive one")
+        raise ValueError(
+            "grid must hold at least one positive lambda; got none or a nonpositive one"
+        )
     if not rankings:
         raise ValueError("rankings must map at least one label to a builder (A, B, f) -> scorer")
     fit, validation = holdout_split(train, share=share, min_items=min_items, seed=seed)
