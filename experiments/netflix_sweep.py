@@ -1,21 +1,31 @@
-"""Chapter 6's two sweeps that do not fit in the chapter's time budget.
+"""Chapter 6's sweeps that do not fit in the chapter's time budget.
 
-Run with ``cd experiments && ../.venv/bin/python netflix_sweep.py`` (about half a minute
-on 2 cores). Writes three small CSV files beside this script, which chapter 6 reads
-and ``tests/test_chapter6_claims.py`` re-checks (re-running one row of each):
+Run with ``cd experiments && ../.venv/bin/python netflix_sweep.py [PART ...]``, PART
+among ``ingredients lambda thresholds trained`` (default: all; about 7 minutes of CPU
+on one thread). Writes small CSV files beside this script, which chapter 6 reads and
+``tests/test_chapter6_claims.py`` re-checks (re-running one row of each):
 
 - ``netflix_ingredients.csv``: the simulation with one unstated ingredient of the
   paper changed at a time, five seeds each, 5,000 users x 500 items; per data set,
   the AUC, top-10 share and mean cosine of objective 1's item cosines under four
   equally optimal rescalings D (``rescaling_spread``).
-- ``netflix_trained.csv``: the two remedies trained with PyTorch on MovieLens
-  (ratings >= 4, movies with >= 20 positives, split seed 0, k = 50), three seeds
-  each: recall@10, nDCG@10 and popularity of the recommendations, the mean item
-  cosine, and for each run the top-10 neighbour overlap of its item cosines with
-  those under a rescaling D that gives every latent dimension of B unit norm, and
-  the change of the loss under that rescaling.
-- ``netflix_trained_pairs.csv``: for each model and pair of seeds, the top-10
-  neighbour overlap and the largest difference of the item cosines.
+- ``netflix_lambda.csv``: MovieLens (ratings >= 4, movies with >= 20 positives), test
+  splits 0-4, k = 50 and k = p: for the dot product and the cosines under the three D
+  of Figure 1, the validation recall@10 (a validation split of the training data) and
+  the test recall@10 at every lambda of ``GRID``, and which lambda the validation chose.
+- ``netflix_thresholds.csv``: split 0 at three rating thresholds and four ranks, each
+  ranking at its own in-split lambda.
+- ``netflix_tuning.csv``: the validation recall@10 of every setting of the trained
+  remedies (temperature of the cosine model; learning rate, steps, negatives and
+  inverse-propensity weights of the dot models).
+- ``netflix_trained.csv``: the chosen settings (and the untuned tau = 0.1) trained
+  with PyTorch on split 0, three seeds each: recall@10, nDCG@10 and popularity of the
+  recommendations, the mean item cosine, the top-10 neighbour overlap of its item
+  cosines with those under a rescaling D that gives every latent dimension of B unit
+  norm, and the change of the loss under that rescaling.
+- ``netflix_trained_pairs.csv``: for two seeds of one model, or two models from one
+  seed, the top-10 neighbour overlap and the largest difference of the item cosines.
+- ``netflix_trained_splits.csv``: the tuned cosine model (seed 0) on splits 0-4.
 """
 
 from __future__ import annotations
