@@ -99,7 +99,7 @@ def choose_lambda(
 
     Examples
     --------
-    >>> X = np.kron(np.eye(2), np.ones((20, 6)))
+    >>> X = np.kron(np.eye(2), np.ones((20, 12)))
     >>> choice = choose_lambda(X, {"dot": lambda A, B, f: (A, B)}, [1.0, 10.0], 2)
     >>> choice.recall.shape, choice.best["dot"] in (1.0, 10.0)
     ((2, 1), True)
@@ -154,9 +154,9 @@ def paired_comparison(first: Sequence[float], second: Sequence[float]) -> Paired
 
     Examples
     --------
-    >>> result = paired_comparison([0.3, 0.31, 0.29, 0.3], [0.2, 0.22, 0.2, 0.21])
-    >>> result.wins, round(result.mean, 3)
-    (4, 0.093)
+    >>> result = paired_comparison([0.5, 0.75, 0.5, 0.5], [0.25, 0.5, 0.5, 0.25])
+    >>> result.wins, result.mean, round(result.wilcoxon_pvalue, 2)
+    (3, 0.1875, 0.25)
     """
     first = as_float_array(first, "first", ndim=1)
     second = as_float_array(second, "second", ndim=1)
