@@ -1,34 +1,53 @@
-"""Chapter 6's two sweeps that do not fit in the chapter's time budget.
+"""Chapter 6's sweeps that do not fit in the chapter's time budget.
 
-Run with ``cd experiments && ../.venv/bin/python netflix_sweep.py`` (about half a minute
-on 2 cores). Writes three small CSV files beside this script, which chapter 6 reads
-and ``tests/test_chapter6_claims.py`` re-checks (re-running one row of each):
+Run with ``cd experiments && ../.venv/bin/python netflix_sweep.py [PART ...]``, PART
+among ``ingredients lambda thresholds trained`` (default: all; about 7 minutes of CPU
+on one thread). Writes small CSV files beside this script, which chapter 6 reads and
+``tests/test_chapter6_claims.py`` re-checks (re-running one row of each):
 
 - ``netflix_ingredients.csv``: the simulation with one unstated ingredient of the
   paper changed at a time, five seeds each, 5,000 users x 500 items; per data set,
   the AUC, top-10 share and mean cosine of objective 1's item cosines under four
   equally optimal rescalings D (``rescaling_spread``).
-- ``netflix_trained.csv``: the two remedies trained with PyTorch on MovieLens
-  (ratings >= 4, movies with >= 20 positives, split seed 0, k = 50), three seeds
-  each: recall@10, nDCG@10 and popularity of the recommendations, the mean item
-  cosine, and for each run the top-10 neighbour overlap of its item cosines with
-  those under a rescaling D that gives every latent dimension of B unit norm, and
-  the change of the loss under that rescaling.
-- ``netflix_trained_pairs.csv``: for each model and pair of seeds, the top-10
-  neighbour overlap and the largest difference of the item cosines.
+- ``netflix_lambda.csv``: MovieLens (ratings >= 4, movies with >= 20 positives), test
+  splits 0-4, k = 50 and k = p: for the dot product and the cosines under the three D
+  of Figure 1, the validation recall@10 (a validation split of the training data) and
+  the test recall@10 at every lambda of ``GRID``, and which lambda the validation chose.
+- ``netflix_thresholds.csv``: split 0 at three rating thresholds and four ranks, each
+  ranking at its own in-split lambda.
+- ``netflix_tuning.csv``: the validation recall@10 of every setting of the trained
+  remedies (temperature of the cosine model; learning rate, steps, negatives and
+  inverse-propensity weights of the dot models).
+- ``netflix_trained.csv``: the chosen settings (and the untuned tau = 0.1) trained
+  with PyTorch on split 0, three seeds each: recall@10, nDCG@10 and popularity of the
+  recommendations, the mean item cosine, the top-10 neighbour overlap of its item
+  cosines with those under a rescaling D that gives every latent dimension of B unit
+  norm, and the change of the loss under that rescaling.
+- ``netflix_trained_pairs.csv``: for two seeds of one model, or two models from one
+  seed, the top-10 neighbour overlap and the largest difference of the item cosines.
+- ``netflix_trained_splits.csv``: the tuned cosine model (seed 0) on splits 0-4.
 """
 
 from __future__ import annotations
 
 import csv
 import itertools
+import json
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from cosine_book.datasets import load_movielens
 from cosine_book.diagnostics import top_k_overlap
-from cosine_book.factorization import cosine_matrix, rescaling_spread
+from cosine_book.factorization import (
+    cosine_matrix,
+    dropout_shrinkage,
+    fit_objective1,
+    gram_spectrum,
+    rescaling_spread,
+)
+from cosine_book.model_selection import choose_lambda, closed_form_rankings
 from cosine_book.recommenders import (
     cosine_factors,
     evaluate_rankings,
@@ -48,13 +67,91 @@ INGREDIENTS = {
 }
 SEEDS = (0, 1, 2, 3, 4)
 LAM_SMALL = 2_500.0
-# The trained remedies: (score, learning rate, steps), each from three seeds.
-MODELS = {
-    "trained with cosine (softmax)": ("cosine", 0.05, 200),
-    "dot, negatives ~ count^(3/4)": ("dot", 0.02, 100),
-}
-TRAIN_SEEDS = (0, 1, 2)
 K = 50
+TRAIN_SEEDS = (0, 1, 2)
+# The trained remedies. Each family's settings are tuned on a validation split of the
+# training data (seed 100), never on the held-out items: (family, settings) per row.
+BASE = {
+    "cosine": {"score": "cosine", "learning_rate": 0.05, "n_steps": 200},
+    "dot": {"score": "dot", "learning_rate": 0.02, "n_steps": 100},
+}
+TUNING = {
+    "cosine (softmax), tau": [("cosine", {"temperature": t}) for t in (0.05, 0.1, 0.3, 1.0)],
+    "dot, uniform negatives": [
+        ("dot", {"negative_power": 0.0, "learning_rate": lr, "n_steps": n})
+        for lr in (0.02, 0.05)
+        for n in (100, 300)
+    ],
+    "dot, negatives ~ count^(3/4)": [
+        ("dot", {"negative_power": 0.75, "learning_rate": lr, "n_steps": n})
+        for lr in (0.02, 0.05)
+        for n in (100, 300)
+    ],
+    "dot, IPS weights": [
+        ("dot", {"negative_power": 0.0, "propensity_power": g, "learning_rate": lr, "n_steps": n})
+        for g in (0.25, 0.5)
+        for lr in (0.02, 0.05)
+        for n in (100, 300)
+    ],
+}
+UNTUNED = ("cosine", {"temperature": 0.1})  # the setting of the chapter's first version
+SPLITS = (0, 1, 2, 3, 4)
+# Objective 1 on MovieLens: lambda chosen per ranking inside each training split.
+GRID = (100.0, 300.0, 1_000.0, 3_000.0, 10_000.0, 30_000.0)
+THRESHOLDS = {">= 4": 4.0, ">= 3.5": 3.5, "any rating": 0.0}
+THRESHOLD_RANKS = (10, 20, 50, 100)
+
+
+def test_recalls(train, test, k: int, lams) -> dict:
+    """Test recall@10 of every closed-form ranking at each lambda: {(label, lam): recall}."""
+    spectrum = gram_spectrum(train)
+    out = {}
+    for lam in lams:
+        A, B = fit_objective1(spectrum, lam, k)
+        f = dropout_shrinkage(spectrum.singular_values[:k], lam)
+        scorers = {label: build(A, B, f) for label, build in closed_form_rankings().items()}
+        result = evaluate_rankings(train, test, scorers)
+        for m, label in enumerate(result.labels):
+            out[label, lam] = float(result.recall[m].mean())
+    return out
+
+
+def lambda_rows(split: int, k: int | None = None) -> list[dict]:
+    """One split: per ranking and lambda, validation and test recall; the chosen lambda."""
+    train, test = movielens_split(split)
+    k = train.shape[1] if k is None else k
+    choice = choose_lambda(train, closed_form_rankings(), GRID, k)
+    tested = test_recalls(train, test, k, GRID)
+    rows = []
+    for m, label in enumerate(choice.labels):
+        for row, lam in enumerate(GRID):
+            rows.append(
+                {
+                    "split": split,
+                    "k": k,
+                    "ranking": label,
+                    "lambda": lam,
+                    "chosen": lam == choice.best[label],
+                    "validation_recall": round(float(choice.recall[row, m]), 6),
+                    "test_recall": round(tested[label, lam], 6),
+                }
+            )
+    return rows
+
+
+def threshold_rows(name: str, k: int) -> list[dict]:
+    """Split 0 at one threshold and rank: each ranking at its own in-split lambda."""
+    X = implicit_feedback(load_movielens(), threshold=THRESHOLDS[name], min_positives=20).X
+    train, test = holdout_split(X, share=0.2, min_items=5, seed=0)
+    choice = choose_lambda(train, closed_form_rankings(), GRID, k)
+    rows = []
+    for label, lam in choice.best.items():
+        recall = test_recalls(train, test, k, [lam])[label, lam]
+        rows.append(
+            {"positives": name, "p": X.shape[1], "k": k, "ranking": label, "lambda": lam}
+            | {"test_recall": round(recall, 6)}
+        )
+    return rows
 
 
 def ingredient_row(changed: str, seed: int) -> dict:
@@ -71,19 +168,29 @@ def ingredient_row(changed: str, seed: int) -> dict:
     return row
 
 
-def movielens_split():
-    """The chapter's MovieLens training and held-out data (split seed 0)."""
+def movielens_split(seed: int = 0):
+    """The chapter's MovieLens training and held-out data (split ``seed``)."""
     data = implicit_feedback(load_movielens(), threshold=4.0, min_positives=20)
-    return holdout_split(data.X, share=0.2, min_items=5, seed=0)
+    return holdout_split(data.X, share=0.2, min_items=5, seed=seed)
 
 
-def trained_run(model: str, seed: int, train, test) -> tuple[dict, np.ndarray]:
-    """Train one remedy from one seed; its scores and its item cosines."""
-    score, rate, steps = MODELS[model]
-    A, B, loss = train_embeddings(
-        train, K, score=score, learning_rate=rate, n_steps=steps, seed=seed
-    )
-    factors = cosine_factors(A, B) if score == "cosine" else (A, B)
+def validation_split(train):
+    """The training data split again (seed 100): where every setting is chosen."""
+    return holdout_split(train, share=0.2, min_items=5, seed=100)
+
+
+def settings_of(family: str, options: dict) -> dict:
+    """The keyword arguments of ``train_embeddings`` for one configuration."""
+    return BASE[family] | options
+
+
+def trained_run(
+    model: str, family: str, options: dict, seed: int, train, test
+) -> tuple[dict, np.ndarray]:
+    """Train one configuration from one seed; its scores and its item cosines."""
+    kwargs = settings_of(family, options)
+    A, B, loss = train_embeddings(train, K, seed=seed, **kwargs)
+    factors = cosine_factors(A, B) if family == "cosine" else (A, B)
     result = evaluate_rankings(train, test, {model: factors})
     cosines = cosine_matrix(B)
     # D = diag(column norms of B): B D^-1 has unit-norm columns, A D keeps A B^T.
@@ -92,6 +199,7 @@ def trained_run(model: str, seed: int, train, test) -> tuple[dict, np.ndarray]:
     n = cosines.shape[0]
     row = {
         "model": model,
+        "settings": json.dumps(options, sort_keys=True),
         "seed": seed,
         "recall": round(float(result.recall.mean()), 6),
         "ndcg": round(float(result.ndcg.mean()), 6),
@@ -100,27 +208,32 @@ def trained_run(model: str, seed: int, train, test) -> tuple[dict, np.ndarray]:
         "loss": round(loss, 6),
         "overlap_under_d": round(top_k_overlap(cosines, rescaled, 10), 6),
         "loss_change_under_d": round(
-            _full_loss(train, A * d, B / d, score) - _full_loss(train, A, B, score), 6
+            _full_loss(train, A * d, B / d, kwargs) - _full_loss(train, A, B, kwargs), 6
         ),
     }
     return row, cosines
 
 
-def _full_loss(train, A, B, score: str) -> float:
+def _full_loss(train, A, B, kwargs: dict) -> float:
     """The training loss (for negative sampling: its expectation over the negatives)."""
     import torch
 
     X = torch.tensor(train.toarray(), dtype=torch.float64)
     A, B = torch.tensor(A), torch.tensor(B)
     user = X @ A
-    if score == "cosine":
+    if kwargs["score"] == "cosine":
         unit = torch.nn.functional.normalize
-        logits = unit(user, dim=1) @ unit(B, dim=1).T / 0.1
+        logits = unit(user, dim=1) @ unit(B, dim=1).T / kwargs["temperature"]
         return float(-(X * torch.log_softmax(logits, dim=1)).sum() / X.sum())
     logits = user @ B.T
-    draw = X.sum(dim=0) ** 0.75
+    counts = X.sum(dim=0)
+    draw = counts ** kwargs.get("negative_power", 0.75)
     draw = draw / draw.sum()
-    positive = -(X * torch.nn.functional.logsigmoid(logits)).sum()
+    observed = X
+    if kwargs.get("propensity_power", 0.0) > 0:
+        inverse = torch.where(counts > 0, counts.clamp(min=1.0) ** -kwargs["propensity_power"], 0.0)
+        observed = X * inverse * X.sum() / (X @ inverse).sum()
+    positive = -(observed * torch.nn.functional.logsigmoid(logits)).sum()
     negative = -(
         5.0 * X.sum(dim=1, keepdim=True) * draw * torch.nn.functional.logsigmoid(-logits)
     ).sum()
@@ -135,31 +248,74 @@ def write(path: Path, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
+def tune(train) -> tuple[list[dict], dict]:
+    """Every configuration of ``TUNING`` on the validation split; the best per family."""
+    fit, validation = validation_split(train)
+    rows, best = [], {}
+    for model, configurations in TUNING.items():
+        scores = []
+        for family, options in configurations:
+            A, B, _ = train_embeddings(fit, K, seed=0, **settings_of(family, options))
+            factors = cosine_factors(A, B) if family == "cosine" else (A, B)
+            recall = float(evaluate_rankings(fit, validation, {model: factors}).recall.mean())
+            scores.append(recall)
+            row = {"model": model, "settings": json.dumps(options, sort_keys=True)}
+            rows.append(row | {"validation_recall": round(recall, 6)})
+            print(rows[-1], flush=True)
+        best[model] = configurations[int(np.argmax(scores))]
+    return rows, best
+
+
 def main() -> None:
-    """Run both sweeps and write the three files."""
-    rows = [ingredient_row(changed, seed) for changed in INGREDIENTS for seed in SEEDS]
-    write(HERE / "netflix_ingredients.csv", rows)
+    """Run the sweeps named on the command line (default: all) and write their files."""
+    parts = sys.argv[1:] or ["ingredients", "lambda", "thresholds", "trained"]
+    if "ingredients" in parts:
+        rows = [ingredient_row(changed, seed) for changed in INGREDIENTS for seed in SEEDS]
+        write(HERE / "netflix_ingredients.csv", rows)
+    if "lambda" in parts:
+        rows = [row for split in SPLITS for k in (K, None) for row in lambda_rows(split, k)]
+        write(HERE / "netflix_lambda.csv", rows)
+    if "thresholds" in parts:
+        rows = [
+            row for name in THRESHOLDS for k in THRESHOLD_RANKS for row in threshold_rows(name, k)
+        ]
+        write(HERE / "netflix_thresholds.csv", rows)
+    if "trained" not in parts:
+        return
     train, test = movielens_split()
-    runs, pairs = [], []
-    for model in MODELS:
-        cosines = {}
+    tuning, best = tune(train)
+    write(HERE / "netflix_tuning.csv", tuning)
+    models = {"cosine (softmax), tau = 0.1, untuned": UNTUNED} | best
+    runs, pairs, cosines = [], [], {}
+    for model, (family, options) in models.items():
         for seed in TRAIN_SEEDS:
-            row, cosines[seed] = trained_run(model, seed, train, test)
+            row, cosines[model, seed] = trained_run(model, family, options, seed, train, test)
             runs.append(row)
             print(row, flush=True)
-        for first, second in itertools.combinations(TRAIN_SEEDS, 2):
-            pairs.append(
-                {
-                    "model": model,
-                    "seeds": f"{first}-{second}",
-                    "overlap": round(top_k_overlap(cosines[first], cosines[second], 10), 6),
-                    "largest_difference": round(
-                        float(np.abs(cosines[first] - cosines[second]).max()), 6
-                    ),
-                }
-            )
+    for first, second in itertools.combinations(list(cosines), 2):
+        if first[0] != second[0] and first[1] != second[1]:
+            continue  # same model, two seeds; or two models, the same seed
+        pairs.append(
+            {
+                "model": first[0],
+                "other": second[0],
+                "seeds": f"{first[1]}-{second[1]}",
+                "overlap": round(top_k_overlap(cosines[first], cosines[second], 10), 6),
+                "largest_difference": round(
+                    float(np.abs(cosines[first] - cosines[second]).max()), 6
+                ),
+            }
+        )
     write(HERE / "netflix_trained.csv", runs)
     write(HERE / "netflix_trained_pairs.csv", pairs)
+    family, options = best["cosine (softmax), tau"]
+    splits = []
+    for split in SPLITS:
+        train_s, test_s = movielens_split(split)
+        row, _ = trained_run("cosine (softmax), tuned", family, options, 0, train_s, test_s)
+        splits.append(row | {"split": split})
+        print(splits[-1], flush=True)
+    write(HERE / "netflix_trained_splits.csv", splits)
 
 
 if __name__ == "__main__":

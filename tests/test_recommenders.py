@@ -190,3 +190,15 @@ def test_evaluate_rankings_bad_input():
         evaluate_rankings(train, test[:10], {"pop": np.ones(15)})
     with pytest.raises(ValueError, match="n_recommended"):
         evaluate_rankings(train, test, {"pop": np.ones(15)}, n_recommended=15)
+
+
+def test_inverse_propensity_weights_change_the_dot_model_and_are_checked():
+    # propensity_power = 0 is the unweighted model; > 0 reweights the positives.
+    X = random_interactions(1)
+    plain = train_embeddings(X, 3, score="dot", n_steps=20, seed=0)
+    zero = train_embeddings(X, 3, score="dot", n_steps=20, seed=0, propensity_power=0.0)
+    weighted = train_embeddings(X, 3, score="dot", n_steps=20, seed=0, propensity_power=0.5)
+    np.testing.assert_array_equal(plain[1], zero[1])
+    assert not np.allclose(plain[1], weighted[1])
+    with pytest.raises(ValueError, match="propensity_power"):
+        train_embeddings(X, 3, score="dot", propensity_power=-1.0)

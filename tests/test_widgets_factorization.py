@@ -525,3 +525,37 @@ def test_ch6_frames_fit_the_page_budget(chapter):
         fig.savefig(buffer, format="png", dpi=80, metadata={"Software": None})
         plt.close(fig)
         assert 4 / 3 * len(buffer.getvalue()) * len(spec.settings()) < 3_500_000
+
+
+@pytest.mark.parametrize("log_lam", [2.0, 3.0, 4.0, 5.0])
+def test_ch6_at_every_lam_auc_never_rises_and_popular_items_stay_less_alike(chapter, log_lam):
+    # "At every lambda offered the mean cosine still falls and the AUC never rises as
+    # alpha grows, and the most popular items of each cluster stay less alike than its
+    # least popular ones"
+    states = sweep(chapter, log_lam)
+    aucs = [s["auc"] for s in states]
+    assert all(a >= b for a, b in zip(aucs, aucs[1:], strict=False))
+    for state in states:
+        assert all(
+            popular < unpopular
+            for popular, unpopular in zip(
+                state["popular quarters"], state["unpopular quarters"], strict=True
+            )
+        )
+
+
+def test_ch6_the_swing_grows_with_lam_and_lam_100_barely_moves(chapter):
+    # "At lambda = 100,000 the swing is larger still; at lambda = 100 ... the heatmap
+    # barely changes and is never saturated. At alpha = +1/2 the picture is the same for
+    # every lambda"
+    def swing(log_lam):
+        means = [s["mean cosine"] for s in sweep(chapter, log_lam)]
+        return means[0] - means[-1]
+
+    assert swing(5.0) > swing(4.0) > swing(3.0) > swing(2.0)
+    low = sweep(chapter, 2.0)
+    assert swing(2.0) < 0.02 and low[0]["auc"] - low[-1]["auc"] < 0.01
+    assert max(s["deep red same-cluster share"] for s in low) < 0.5
+    spec, _, summaries = chapter
+    halves = [summaries[log_lam, 0.5]["mean cosine"] for log_lam in (2.0, 3.0, 4.0, 5.0)]
+    assert max(halves) - min(halves) < 1e-9

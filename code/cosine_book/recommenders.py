@@ -349,15 +349,20 @@ def _training_loss(
     negatives: Any,
     n_negatives: float,
     temperature: float,
+    weights: Any = None,
 ) -> Any:
-    """Softmax cross-entropy over all items (cosine score) or negative sampling (dot)."""
+    """Softmax cross-entropy over all items (cosine score) or negative sampling (dot).
+
+    ``weights`` (one per item, or None) multiply the positive terms: inverse propensities.
+    """
     user = X @ A
     if score == "cosine":
         unit = torch.nn.functional.normalize
         logits = unit(user, dim=1) @ unit(B, dim=1).T / temperature
         return -(X * torch.log_softmax(logits, dim=1)).sum() / X.sum()
     logits = user @ B.T
-    positive = -(X * torch.nn.functional.logsigmoid(logits)).sum()
+    observed = X if weights is None else X * weights
+    positive = -(observed * torch.nn.functional.logsigmoid(logits)).sum()
     sampled = torch.gather(logits, 1, negatives)  # negatives per user, share of n_negatives
     weight = n_negatives * X.sum(dim=1, keepdim=True) / negatives.shape[1]
     negative = -(weight * torch.nn.functional.logsigmoid(-sampled)).sum()
@@ -372,6 +377,7 @@ def train_embeddings(
     temperature: float = 0.1,
     n_negatives: float = 5.0,
     negative_power: float = 0.75,
+    propensity_power: float = 0.0,
     n_steps: int = 300,
     learning_rate: float = 0.05,
     seed: int = 0,
@@ -385,7 +391,11 @@ def train_embeddings(
     - ``score="dot"``: the score is :math:`\boldsymbol{x}_u A \cdot \boldsymbol{b}_i`,
       trained with the logistic loss of word2vec: each positive against
       ``n_negatives`` negatives (in expectation) drawn in proportion to
-      :math:`c_i^{\,\text{negative\_power}}` (remedy 4).
+      :math:`c_i^{\,\text{negative\_power}}` (remedy 4; 0 draws them uniformly).
+      With ``propensity_power`` :math:`\gamma > 0` the positive terms are weighted by
+      inverse propensities :math:`w_i \propto c_i^{-\gamma}` (propensity of observing
+      item :math:`i` taken as :math:`c_i^{\gamma}`), scaled so that the weighted
+      positives sum to the number of positives (inverse propensity scoring).
 
     Full batch; the initial entries are normal with standard deviation 0.1.
 
@@ -406,6 +416,7 @@ def train_embeddings(
     temperature = as_float_scalar(temperature, "temperature", positive=True)
     n_negatives = as_float_scalar(n_negatives, "n_negatives", positive=True)
     negative_power = as_float_scalar(negative_power, "negative_power", nonnegative=True)
+    propensity_power = as_float_scalar(propensity_power, "propensity_power", nonnegative=True)
     n_steps = as_int_scalar(n_steps, "n_steps", minimum=1)
     learning_rate = as_float_scalar(learning_rate, "learning_rate", positive=True)
     generator = torch.Generator().manual_seed(as_int_scalar(seed, "seed", minimum=0))
@@ -420,7 +431,12 @@ def train_embeddings(
             ).requires_grad_()
             for _ in range(2)
         )
-        draw = Xt.sum(dim=0) ** negative_power
+        counts = Xt.sum(dim=0)
+        draw = counts**negative_power
+        weights = None
+        if propensity_power > 0:
+            inverse = torch.where(counts > 0, counts.clamp(min=1.0) ** -propensity_power, 0.0)
+            weights = inverse * Xt.sum() / (Xt @ inverse).sum()
         optimizer = torch.optim.Adam([A, B], lr=learning_rate)
         for _ in range(n_steps):
             negatives = None
@@ -429,7 +445,9 @@ def train_embeddings(
                     draw.expand(n_users, -1), 50, replacement=True, generator=generator
                 )
             optimizer.zero_grad()
-            loss = _training_loss(torch, Xt, A, B, score, negatives, n_negatives, temperature)
+            loss = _training_loss(
+                torch, Xt, A, B, score, negatives, n_negatives, temperature, weights
+            )
             loss.backward()
             optimizer.step()
         return A.detach().numpy().copy(), B.detach().numpy().copy(), float(loss.detach())

@@ -145,6 +145,7 @@ def make_clustered_interactions(
     exponent_range: tuple[float, float] = (0.25, 1.5),
     user_exponent: float = 0.5,
     min_items: int = 20,
+    max_items: int | None = None,
 ) -> Interactions:
     r"""Generate the clustered user-item data of Section 4 of Steck et al. (2024).
 
@@ -162,11 +163,11 @@ def make_clustered_interactions(
        parameter ``preference_concentration`` per user, or i.i.d. log-normal
        values with parameters 0 and 1.
     4. :math:`p_{ui} = p_{u,c(i)}\, p_i / \sum_j p_{u,c(j)}\, p_j`.
-    5. Items per user :math:`k_u = \min(p, \lfloor m v_u \rfloor)`, with
-       :math:`p` = ``n_items``, :math:`m` = ``min_items`` and :math:`v_u` a power
-       law of exponent ``user_exponent``; the :math:`k_u` items are drawn
-       without replacement with probabilities :math:`p_{ui}` (Gumbel top-k,
-       exact).
+    5. Items per user :math:`k_u = \min(c, \lfloor m v_u \rfloor)`, with the cap
+       :math:`c` = ``max_items`` (default :math:`p` = ``n_items``),
+       :math:`m` = ``min_items`` and :math:`v_u` a power law of exponent
+       ``user_exponent``; the :math:`k_u` items are drawn without replacement
+       with probabilities :math:`p_{ui}` (Gumbel top-k, exact).
 
     A power law with exponent :math:`\beta` is, with ``power_law="rank"``, the
     value :math:`(n / q)^\beta` of the item (user) at a random rank :math:`q`
@@ -197,6 +198,9 @@ def make_clustered_interactions(
         Nonnegative.
     min_items : int
         ``1 <= min_items <= n_items``.
+    max_items : int or None
+        The cap on :math:`k_u`, ``min_items <= max_items <= n_items``; ``None`` caps at
+        ``n_items`` (chapter 6's settings).
 
     Returns
     -------
@@ -243,6 +247,11 @@ def make_clustered_interactions(
         )
     user_exponent = as_float_scalar(user_exponent, "user_exponent", nonnegative=True)
     min_items = as_int_scalar(min_items, "min_items", minimum=1, maximum=n_items)
+    cap = (
+        n_items
+        if max_items is None
+        else as_int_scalar(max_items, "max_items", minimum=min_items, maximum=n_items)
+    )
     rng = np.random.default_rng(seed)
 
     if cluster_concentration is None:
@@ -258,7 +267,7 @@ def make_clustered_interactions(
     else:
         user_preferences = round_to_24_bits(rng.lognormal(0.0, 1.0, size=(n_users, n_clusters)))
     activity = _power_law_values(rng, n_users, user_exponent, power_law)
-    items_per_user = np.minimum(n_items, np.floor(min_items * activity)).astype(np.int64)
+    items_per_user = np.minimum(cap, np.floor(min_items * activity)).astype(np.int64)
     return Interactions(
         X=_draw_items(rng, user_preferences, item_clusters, item_popularity, items_per_user),
         item_clusters=item_clusters,
