@@ -483,12 +483,26 @@ def test_ch4_smaller_spreads_let_the_between_part_win_sooner():
     np.testing.assert_allclose(narrow.x_means, wide.x_means, atol=1e-12)
     assert wide.pooled > 0 > narrow.pooled  # same gap: only the narrow groups flip
     assert narrow.between_shares()[0] > wide.between_shares()[0]
-    # With the starting r's, shrinking either spread alone lowers the pooled r at every
-    # offset where B has moved away from A; at equal means, shrinking B's raises it.
-    for offset in PULL_APART[1:]:
-        for other in (0.5, 1.0):
-            assert ch4(offset, 0.5, other).pooled < ch4(offset, 1.0, other).pooled
-            assert ch4(offset, other, 0.5).pooled < ch4(offset, other, 1.0).pooled
+    # "With the starting group r's and the spreads the HTML version offers, shrinking
+    # either spread lowers the pooled r at every offset on the falling line ... At (+3, +3)
+    # ... shrinking either spread raises it: from 0.892 ... to 0.965": checked on every
+    # HTML setting with the starting r's.
+    spreads = {c.name: c.static_values for c in DECOMPOSITION.controls if c.name.startswith("s")}
+    assert spreads == {"spread_a": (0.5, 1.0), "spread_b": (0.5, 1.0)}
+    offsets = {s["offset"] for s in DECOMPOSITION.settings()}
+    assert offsets == set(PULL_APART) | {"(+3, +3)"}
+    for setting in DECOMPOSITION.settings():
+        if (setting["r_a"], setting["r_b"]) != (0.8, 0.5) or setting["offset"] == "equal means":
+            continue
+        for name in ("spread_a", "spread_b"):
+            if setting[name] == 0.5:
+                continue
+            shrunk = DECOMPOSITION.state(**{**setting, name: 0.5}).result.pooled
+            pooled = DECOMPOSITION.state(**setting).result.pooled
+            assert (shrunk < pooled) == (setting["offset"] != "(+3, +3)"), (setting, name)
+    assert round(ch4("(+3, +3)").pooled, 3) == 0.892
+    assert round(ch4("(+3, +3)", 0.5, 0.5).pooled, 3) == 0.965
+    # At equal means, shrinking B's raises it.
     for spread_a in (0.5, 1.0):
         assert ch4("equal means", spread_a, 0.5).pooled > ch4("equal means", spread_a, 1.0).pooled
 
