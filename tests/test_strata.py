@@ -161,6 +161,8 @@ def test_mantel_haenszel_interval_one_stratum_is_close_to_wald():
     ],
 )
 def test_interval_and_bootstrap_bad_input(call, match):
-    s = Strata(("a", "b"), np.array([10, 10]), np.array([5, 2]), np.array([10, 30]), np.array([4, 3]))
+    s = Strata(
+        ("a", "b"), np.array([10, 10]), np.array([5, 2]), np.array([10, 30]), np.array([4, 3])
+    )
     with pytest.raises(ValueError, match=match):
         call(s)

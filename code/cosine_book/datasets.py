@@ -403,9 +403,7 @@ def load_penguin_bills() -> PenguinBills:
     sex = frame["sex"].fillna("").to_numpy().astype(str).astype(np.str_)
     island = frame["island"].to_numpy().astype(str).astype(np.str_)
     dropped = int((~keep).sum())
-    return PenguinBills(
-        length[keep], depth[keep], species[keep], dropped, sex[keep], island[keep]
-    )
+    return PenguinBills(length[keep], depth[keep], species[keep], dropped, sex[keep], island[keep])
 
 
 @dataclass(frozen=True)
