@@ -97,7 +97,8 @@ def test_berkeley_tests_rest_on_department_a(berkeley):
 
 def test_berkeley_causal_numbers(berkeley):
     # "24 %" of a direct effect booked as between; split +1.4 / -15.6; NDE/NIE +7.1/-21.3 and
-    # +0.1/-14.3; standardised controlled direct effect +4.3; Mantel-Haenszel +1.8 (0.0184); crude about -14
+    # +0.1/-14.3; standardised controlled direct effect +4.3; Mantel-Haenszel +1.8 (0.0184);
+    # crude about -14
     table, admissions, strata = berkeley
     assert round(admissions.between_shares()[0], 2) == 0.24
     q = np.sum(strata.n1) / np.sum(strata.n1 + strata.n0)
