@@ -266,7 +266,6 @@ def test_constant_group_is_exactly_constant(value):
     ("x", "y", "groups", "message"),
     [
         ([1, 2, 3, 4], [1, 3, 2, 4], [0, 0, 1], "one label per observation"),
-        ([1, 2, 3, 4], [1, 3, 2, 4], [0, 0, 0, 1], "fewer than 2"),
         ([1, 2, 3, 4], [1, 3, np.nan, 4], [0, 0, 1, 1], "NaN"),
         ([1, 1, 1, 1], [1, 3, 2, 4], [0, 0, 1, 1], "constant"),
         ([1, 2, 3, 4], [1, 3, 2], [0, 0, 1, 1], "equal length"),
@@ -794,9 +793,9 @@ BAD_INPUT = [
         ]
     ],
     pytest.param(
-        lambda: grouped_correlation(_X, _Y, [0, 0, 0, 1, 1, 2]),
-        Refused("groups [2] have fewer than 2 observations"),
-        id="grouped_correlation-single-member group",
+        lambda: grouped_correlation(_X, _Y, [0, 0, 0, 1, 1, 2]).within_weights()[2],
+        0.0,
+        id="grouped_correlation-single-member group has weight 0",
     ),
     pytest.param(
         lambda: centered_block_cosines(_X, _Y, [0, 0, 0, 1, 1, 2]).local[2],
@@ -1021,3 +1020,17 @@ def test_bad_input_table(call, expected):
             assert result == expected
         else:
             np.testing.assert_allclose(result, expected, rtol=1e-12, atol=0)
+
+
+def test_a_one_point_group_enters_only_the_between_part():
+    # Chapter 4's definition admits groups with sigma = 0; a group of one point is one.
+    x, y, groups = [0, 1, 2, 5], [0, 1, 3, 0], ["a", "a", "a", "b"]
+    result = grouped_correlation(x, y, groups)
+    assert np.isnan(result.within[1]) and result.x_sds[1] == result.y_sds[1] == 0.0
+    assert result.within_weights().tolist() == [1.0, 0.0]
+    assert result.pooled == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
+    assert result.pooled_within == pytest.approx(result.within[0], abs=1e-12)
+    assert sum(result.parts()) == pytest.approx(result.pooled, abs=1e-12)
+    assert result.within_covariance + result.between_covariance == pytest.approx(
+        result.total_covariance, abs=1e-12
+    )

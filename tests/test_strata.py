@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from cosine_book.correlation import grouped_correlation
 from cosine_book.datasets import load_berkeley_admissions
-from cosine_book.strata import Strata, admission_strata
+from cosine_book.strata import Strata, admission_strata, bootstrap_summaries
 
 
 @st.composite
@@ -103,3 +103,66 @@ def test_strata_bad_input_table(changes, match):
 def test_strata_method_bad_input_table(call, match):
     with pytest.raises(ValueError, match=match):
         call(Strata(**GOOD))
+
+
+@settings(max_examples=150, deadline=None)
+@given(strata())
+def test_summaries_pure_and_total_effects_and_their_interaction(s):
+    # pure NDE + total NIE = total NDE + pure NIE = crude; they differ by the interaction
+    # sum_g (P(g | 1) - P(g | 0)) (a_1 - a_0) (Robins and Greenland, 1992).
+    out = s.summaries()
+    a1, a0 = s.rates
+    interaction = float((s.mix(1) - s.mix(0)) @ (a1 - a0))
+    assert out["pure NDE"] + out["total NIE"] == pytest.approx(out["crude"], abs=1e-12)
+    assert out["total NDE"] + out["pure NIE"] == pytest.approx(out["crude"], abs=1e-12)
+    assert out["interaction"] == pytest.approx(interaction, abs=1e-12)
+    assert out["total NIE"] - out["pure NIE"] == pytest.approx(interaction, abs=1e-12)
+    assert out["standardised CDE"] == pytest.approx(s.difference(s.n1 + s.n0), abs=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(strata(), st.integers(0, 2**32))
+def test_resample_keeps_the_number_of_units_and_is_reproducible(s, seed):
+    try:
+        first = s.resample(np.random.default_rng(seed))
+    except ValueError:
+        return  # an arm of a stratum drawn empty: refused, as documented
+    second = s.resample(np.random.default_rng(seed))
+    total = int(np.sum(s.n1 + s.n0))
+    assert int(np.sum(first.n1 + first.n0)) == total
+    for name in ("n1", "k1", "n0", "k0"):
+        assert getattr(first, name).tolist() == getattr(second, name).tolist()
+
+
+def test_mantel_haenszel_interval_sato_berkeley():
+    # Chapter 5: 95 % CI [-1.1, +4.7] points (Sato's variance); symmetric about the estimate.
+    s = admission_strata(load_berkeley_admissions())
+    low, high = s.mantel_haenszel_interval()
+    assert np.round([low * 100, high * 100], 1).tolist() == [-1.1, 4.7]
+    assert (low + high) / 2 == pytest.approx(s.mantel_haenszel_difference(), abs=1e-12)
+    low90, high90 = s.mantel_haenszel_interval(0.90)
+    assert low < low90 < high90 < high
+
+
+def test_mantel_haenszel_interval_one_stratum_is_close_to_wald():
+    # One large stratum: Sato's variance is close to the binomial (Wald) variance.
+    s = Strata(("a",), np.array([4000]), np.array([1200]), np.array([6000]), np.array([1500]))
+    low, high = s.mantel_haenszel_interval()
+    wald = np.sqrt(0.3 * 0.7 / 4000 + 0.25 * 0.75 / 6000)
+    assert (high - low) / (2 * 1.959963984540054) == pytest.approx(wald, rel=0.02)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda s: s.mantel_haenszel_interval(1.0), "level must lie in"),
+        (lambda s: bootstrap_summaries(s, 0, 1), "draws must be a positive integer"),
+        (lambda s: bootstrap_summaries(s, 2.5, 1), "draws must be a positive integer"),
+    ],
+)
+def test_interval_and_bootstrap_bad_input(call, match):
+    s = Strata(
+        ("a", "b"), np.array([10, 10]), np.array([5, 2]), np.array([10, 30]), np.array([4, 3])
+    )
+    with pytest.raises(ValueError, match=match):
+        call(s)

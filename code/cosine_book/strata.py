@@ -5,11 +5,18 @@ department. Everything here is a weighted average of the per-stratum rates:
 
 - :meth:`Strata.difference`: the stratum differences ``a_1 - a_0`` averaged with any
   nonnegative weights. Weights ``n_1 n_0 / n`` give the Mantel-Haenszel risk
-  difference; weights ``n`` (the stratum's share of everybody) give the back-door
-  (standardised to the total) difference.
+  difference (Greenland and Robins, 1985); weights ``n`` (the stratum's share of
+  everybody) give the standardised controlled direct effect, weights ``P(g)``. The
+  stratum (department) is an effect of the arm (sex) in chapter 5, so this is not a
+  back-door adjustment: with no unmeasured confounding it is the controlled direct
+  effect averaged over the strata with the mix of all units.
+- :meth:`Strata.mantel_haenszel_interval`: its confidence interval with Sato's (1989)
+  variance.
 - :meth:`Strata.standardised`: both arms' overall rates under one mix of strata.
-- :meth:`Strata.natural_effects`: natural direct and indirect effects by the
-  mediation formula, with the stratum as the mediator.
+- :meth:`Strata.natural_effects`: pure and total natural direct and indirect effects
+  by the mediation formula, with the stratum as the mediator (Robins and Greenland,
+  1992; Pearl, 2001); :meth:`Strata.summaries` collects every summary and
+  :func:`bootstrap_summaries` resamples the units for percentile intervals.
 
 Used in chapter 5. Tests of significance are left to ``scipy.stats`` and
 ``statsmodels`` (:meth:`Strata.tables` gives the tables they take).
@@ -21,10 +28,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import stats
 
 from cosine_book.datasets import BerkeleyAdmissions
 
-__all__ = ["Strata", "admission_strata"]
+__all__ = ["Strata", "admission_strata", "bootstrap_summaries", "resample_within"]
 
 
 def _counts(value: ArrayLike, name: str, size: int | None) -> NDArray[np.int64]:
@@ -87,6 +95,26 @@ class Strata:
         """Mantel-Haenszel risk difference: weights ``n_1 n_0 / (n_1 + n_0)``."""
         return self.difference(self.n1 * self.n0 / (self.n1 + self.n0))
 
+    def mantel_haenszel_interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Wald interval of the Mantel-Haenszel risk difference, Sato's (1989) variance.
+
+        With ``N = n_1 + n_0`` and ``W = sum n_1 n_0 / N`` the variance is
+        ``(RD sum P + sum Q) / W**2``, where
+        ``P = (n_1**2 k_0 - n_0**2 k_1 + n_1 n_0 (n_0 - n_1) / 2) / N**2`` and
+        ``Q = (k_1 (n_0 - k_0) + k_0 (n_1 - k_1)) / (2 N)``. Valid both for many
+        small strata and for few large ones.
+        """
+        if not 0.0 < level < 1.0:
+            raise ValueError(f"level must lie in (0, 1); got {level!r}")
+        n1, k1, n0, k0 = (v.astype(np.float64) for v in (self.n1, self.k1, self.n0, self.k0))
+        n = n1 + n0
+        rd = self.mantel_haenszel_difference()
+        p = (n1 * n1 * k0 - n0 * n0 * k1 + n1 * n0 * (n0 - n1) / 2) / (n * n)
+        q = (k1 * (n0 - k0) + k0 * (n1 - k1)) / (2 * n)
+        se = np.sqrt(rd * p.sum() + q.sum()) / np.sum(n1 * n0 / n)
+        z = stats.norm.ppf(0.5 + level / 2)
+        return float(rd - z * se), float(rd + z * se)
+
     def standardised(self, mix: ArrayLike) -> tuple[float, float]:
         """Overall rates ``(sum m a_1, sum m a_0)`` of both arms under the stratum mix ``m``."""
         m = np.asarray(mix, dtype=np.float64)
@@ -98,11 +126,12 @@ class Strata:
     def natural_effects(self, reference: int) -> tuple[float, float]:
         """Natural direct and indirect effect of arm 1 versus arm 0 (mediation formula).
 
-        ``reference=0``: NDE ``sum_g P(g | 0) (a_1 - a_0)``, NIE
-        ``sum_g (P(g | 1) - P(g | 0)) a_1``. ``reference=1``: the same with the
-        roles of the mixes swapped, NDE ``sum_g P(g | 1) (a_1 - a_0)``, NIE
-        ``sum_g (P(g | 1) - P(g | 0)) a_0``. In both, NDE + NIE is the crude
-        difference of the overall rates.
+        ``reference=0``: the *pure* NDE ``sum_g P(g | 0) (a_1 - a_0)`` and the
+        *total* NIE ``sum_g (P(g | 1) - P(g | 0)) a_1``. ``reference=1``: the
+        *total* NDE ``sum_g P(g | 1) (a_1 - a_0)`` and the *pure* NIE
+        ``sum_g (P(g | 1) - P(g | 0)) a_0`` (Robins and Greenland, 1992). In both,
+        NDE + NIE is the crude difference; the two decompositions differ by the
+        mediated interaction ``sum_g (P(g | 1) - P(g | 0)) (a_1 - a_0)``.
         """
         if reference not in (0, 1):
             raise ValueError(
@@ -117,6 +146,29 @@ class Strata:
     def crude_difference(self) -> float:
         """Overall rate of arm 1 minus overall rate of arm 0, ignoring the strata."""
         return float(self.k1.sum() / self.n1.sum() - self.k0.sum() / self.n0.sum())
+
+    def summaries(self) -> dict[str, float]:
+        """Every chapter 5 summary of arm 1 versus arm 0, by name (differences of rates)."""
+        pure_nde, total_nie = self.natural_effects(0)
+        total_nde, pure_nie = self.natural_effects(1)
+        return {
+            "crude": self.crude_difference(),
+            "pure NDE": pure_nde,
+            "total NDE": total_nde,
+            "total NIE": total_nie,
+            "pure NIE": pure_nie,
+            "interaction": total_nde - pure_nde,
+            "standardised CDE": self.difference(self.mix(None)),
+            "Mantel-Haenszel": self.mantel_haenszel_difference(),
+        }
+
+    def resample(self, rng: np.random.Generator) -> Strata:
+        """The units drawn with replacement (integer draws only, the same on every CPU)."""
+        cells = np.stack([self.k1, self.n1 - self.k1, self.k0, self.n0 - self.k0], axis=1)
+        codes = np.repeat(np.arange(cells.size), cells.ravel())
+        drawn = np.bincount(codes[rng.integers(0, codes.size, codes.size)], minlength=cells.size)
+        k1, f1, k0, f0 = drawn.reshape(cells.shape).T
+        return Strata(self.labels, k1 + f1, k1, k0 + f0, k0)
 
     def tables(self) -> list[NDArray[np.int64]]:
         """One 2 x 2 table ``[[k1, n1 - k1], [k0, n0 - k0]]`` per stratum."""
@@ -157,3 +209,38 @@ def admission_strata(table: BerkeleyAdmissions) -> Strata:
         pick(table.applicants, men),
         pick(table.admitted, men),
     )
+
+
+def bootstrap_summaries(strata: Strata, draws: int, seed: int) -> dict[str, NDArray[np.float64]]:
+    """:meth:`Strata.summaries` on ``draws`` resamples of the units. Used in chapter 5.
+
+    A resample that leaves an arm of a stratum empty cannot be summarised and
+    raises ``ValueError``; with Berkeley's counts that does not happen.
+    """
+    if int(draws) != draws or draws < 1:
+        raise ValueError(f"draws must be a positive integer; got {draws!r}")
+    rng = np.random.default_rng(seed)
+    rows = [strata.resample(rng).summaries() for _ in range(int(draws))]
+    return {name: np.array([row[name] for row in rows]) for name in rows[0]}
+
+
+def resample_within(groups: ArrayLike, rng: np.random.Generator) -> NDArray[np.intp]:
+    """Indices of a bootstrap resample drawn within each group (group sizes kept).
+
+    Integer draws only, so the resample is the same on every CPU. Used in chapter 5
+    (iris species as strata).
+
+    Examples
+    --------
+    >>> index = resample_within(["a", "a", "b"], np.random.default_rng(0))
+    >>> int(index[2])
+    2
+    """
+    labels = np.asarray(groups)
+    if labels.ndim != 1 or labels.size == 0:
+        raise ValueError("groups must be a nonempty 1-D array of labels, one per unit")
+    parts = []
+    for name in np.unique(labels):
+        members = np.flatnonzero(labels == name)
+        parts.append(members[rng.integers(0, members.size, members.size)])
+    return np.concatenate(parts)

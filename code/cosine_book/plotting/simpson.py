@@ -436,8 +436,8 @@ def draw_causal_diagram(
                 "arrowstyle": "-|>,head_length=0.6,head_width=0.3",
                 "color": "0.25",
                 "lw": 1.6,
-                "shrinkA": 0,
-                "shrinkB": 0,
+                "shrinkA": 2,
+                "shrinkB": 5,  # the head stops short of the box, in full view
                 "patchA": boxes[cause].get_bbox_patch(),
                 "patchB": boxes[effect].get_bbox_patch(),
             },
