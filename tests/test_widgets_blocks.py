@@ -140,6 +140,27 @@ def test_sweep_with_extra_blocks_keeps_rho_and_nearly_fills_interval():
     assert min(values) < -0.24 + 0.01 and max(values) > 0.54 - 0.01
 
 
+def test_profiles_edge_cases_match_the_docstring():
+    # rho = 0: no sweep, the profiles (0, 1) and (1, 0) for every share.
+    for share in (0.0, 0.5, 1.0):
+        x_norms, y_norms = profiles_with_cosine(0.0, share)
+        np.testing.assert_array_equal(x_norms, [0.0, 1.0])
+        np.testing.assert_array_equal(y_norms, [1.0, 0.0])
+    # Tiny rho and tiny epsilon are kept, not rounded to zero.
+    for rho in (1e-17, 1e-200):
+        x_norms, y_norms = profiles_with_cosine(rho, 0.5)
+        assert (x_norms > 0).all() and (y_norms > 0).all()
+        assert cosine(x_norms, y_norms) == pytest.approx(rho, rel=1e-12)
+    x_norms, y_norms = profiles_with_cosine(0.5, 0.5, 4, 1e-17)
+    np.testing.assert_array_equal(x_norms[2:], [1e-17, 1e-17])
+    np.testing.assert_array_equal(y_norms[2:], [1e-17, 1e-17])
+    # Ends of the sweep: block 1's weight is exactly rho at share 0 and 0 at share 1.
+    for rho in (0.3, 1.0):
+        start, end = profiles_with_cosine(rho, 0.0), profiles_with_cosine(rho, 1.0)
+        assert start[0][0] * start[1][0] == pytest.approx(rho, rel=1e-15)
+        assert start[1][1] == 0.0 and end[0][0] == 0.0
+
+
 def test_profiles_reject_out_of_range_arguments():
     for args in [(-0.1, 0.5), (1.1, 0.5), (0.5, -0.1), (0.5, 1.1)]:
         with pytest.raises(ValueError, match="must lie in"):
