@@ -391,7 +391,9 @@ def test_subnormal_products_lose_accuracy_as_the_docstring_says():
     yy = sum(Fraction(b) ** 2 for b in y)
     with mpmath.workprec(200):
         exact = mpmath.mpf(dot.numerator) / dot.denominator
-        exact /= mpmath.sqrt(mpmath.mpf(xx.numerator * yy.numerator) / (xx.denominator * yy.denominator))
+        exact /= mpmath.sqrt(
+            mpmath.mpf(xx.numerator * yy.numerator) / (xx.denominator * yy.denominator)
+        )
         error = float(abs(mpmath.mpf(cosine(x, y)) / exact - 1))
     assert cosine(x, y) > 0
     assert 1e-14 < error < 1e-9
