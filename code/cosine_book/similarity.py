@@ -1422,25 +1422,27 @@ def profiles_with_cosine(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     r"""Norm profiles with cosine exactly ``rho`` that move the weight from block 1 to block 2.
 
-    Blocks 1 and 2 get the norms :math:`(\sin\gamma, \cos\gamma)` on the x side
-    and :math:`(\cos\beta, \sin\beta)` on the y side; any further blocks get
-    the norm :math:`\varepsilon` (``epsilon``) on both sides. With
-    :math:`\sigma` = ``share`` and :math:`m` = ``n_blocks - 2``,
+    Blocks 1 and 2 get the norms :math:`(\cos(\psi + \varphi), \sin(\psi + \varphi))`
+    on the x side and :math:`(\cos\psi, \sin\psi)` on the y side (the proof of
+    chapter 3's sharpness theorem); any further blocks get the norm
+    :math:`\varepsilon` (``epsilon``) on both sides. With :math:`\sigma` = ``share``
+    and :math:`m` = ``n_blocks - 2``,
 
     .. math::
 
-        \sin\theta = \rho \, (1 + m\varepsilon^2) - m\varepsilon^2, \qquad
-        \beta = \sigma \, \theta, \qquad
-        \gamma = (1 - \sigma) \, \theta,
+        \cos\varphi = \rho \, (1 + m\varepsilon^2) - m\varepsilon^2, \qquad
+        \psi = \sigma \, (\pi/2 - \varphi),
 
-    so that blocks 1 and 2 contribute :math:`\sin(\gamma + \beta) = \sin\theta` to
-    the inner product of the profiles and the profile cosine is exactly
-    :math:`\rho` (to rounding, also for tiny :math:`\rho`; no entry is rounded to
-    zero). As ``share`` goes from 0 to 1 the weight of block 1 falls from its
-    largest to its smallest value (:math:`\rho` to 0 when :math:`\varepsilon = 0`),
+    which makes the profile cosine exactly :math:`\rho`. The code computes
+    :math:`\pi/2 - \varphi` as :math:`\arcsin(\cos\varphi)` and
+    :math:`\cos(\psi + \varphi)` as :math:`\sin((1 - \sigma)(\pi/2 - \varphi))`, so a
+    tiny :math:`\rho` keeps its precision and no entry is rounded to zero. As
+    ``share`` goes from 0 to 1 the weight of block 1 falls from its largest to its
+    smallest value (:math:`\rho` to 0 when :math:`\varepsilon = 0`),
     so the global cosine sweeps the interval of chapter 3. For :math:`\rho > 0`,
     :math:`0 < \sigma < 1` and :math:`\varepsilon > 0` every norm is positive. At
-    :math:`\rho = 0` (with :math:`\varepsilon = 0`) there is no sweep: every
+    :math:`\rho = 0` (possible with two blocks, or with :math:`\varepsilon = 0`) there
+    is no sweep: every
     ``share`` gives the profiles :math:`(0, 1)` and :math:`(1, 0)`. Used in
     chapter 3.
 
@@ -1489,6 +1491,7 @@ def profiles_with_cosine(
             f"(need rho * (1 + m epsilon**2) >= m epsilon**2 with m = {n_blocks - 2})"
         )
     # The trigonometry runs in mpmath: the same bits on every CPU (cosine_book.portable).
+    # theta = pi/2 - phi, beta = psi and gamma = pi/2 - (psi + phi) of the docstring.
     theta = portable.arcsin(min(sin_theta, 1.0))
     beta = share * theta
     gamma = (1.0 - share) * theta
