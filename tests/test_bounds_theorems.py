@@ -62,6 +62,9 @@ def test_global_cosine_lies_in_the_range_of_the_local_cosines_and_within_rho(pai
     s = block_cosines(split(x, stops), split(y, stops))
     assume(s.profile_cosine > 0)  # hypothesis of the theorem: a block nonzero on both sides
     assert abs(s.global_cosine) <= s.profile_cosine + 1e-12
+    if s.local.size == 1:  # one block: the global cosine is the local one
+        assert s.global_cosine == pytest.approx(s.local[0], abs=1e-12)
+        return
     lower, upper = local_cosine_range(s.local)
     assert lower - 1e-12 <= s.global_cosine <= upper + 1e-12
     defined = s.local[~np.isnan(s.local)]
@@ -124,7 +127,13 @@ def test_ends_of_the_local_range_are_approached_not_crossed():
 
 @pytest.mark.parametrize(
     ("local", "message"),
-    [([], "at least one"), ([float("nan")], "at least one"), ([0.5, 1.5], r"\[-1, 1\]")],
+    [
+        ([], "empty"),
+        ([0.5], "at least two"),
+        ([float("nan")], "at least two"),
+        ([float("nan")] * 2, "at least one"),
+        ([0.5, 1.5], r"\[-1, 1\]"),
+    ],
 )
 def test_local_cosine_range_rejects_bad_input(local, message):
     with pytest.raises(ValueError, match=message):
@@ -171,12 +180,17 @@ def test_abs_cap_is_attained_when_the_products_share_a_sign():
 
 
 @PROPERTY
-@given(st.lists(st.tuples(st.floats(-1e3, 1e3), st.floats(1e-3, 1e3)), min_size=1, max_size=8))
+@given(st.lists(st.tuples(st.floats(-1.0, 1.0), st.floats(1e-3, 1e3)), min_size=1, max_size=8))
 def test_mediant_lies_between_the_smallest_and_largest_fraction(pairs):
-    fractions = [p / q for p, q in pairs]
-    mediant = math.fsum(p for p, _ in pairs) / math.fsum(q for _, q in pairs)
-    scale = max(abs(f) for f in fractions) + 1
-    assert min(fractions) - 1e-12 * scale <= mediant <= max(fractions) + 1e-12 * scale
+    # Blocks with inner products p_i = c_i q_i and norm products q_i (both norms sqrt(q_i)):
+    # block_cosines' global cosine over rho is the mediant sum p / sum q, and it lies
+    # between the smallest and the largest fraction p_i / q_i = c_i.
+    local = [c for c, _ in pairs]
+    norms = [math.sqrt(q) for _, q in pairs]
+    s = block_cosines(*blocks_with(local, norms, norms))
+    mediant = math.fsum(c * q for c, q in pairs) / math.fsum(q for _, q in pairs)
+    assert s.global_cosine / s.profile_cosine == pytest.approx(mediant, abs=1e-12)
+    assert min(local) - 1e-12 <= s.global_cosine / s.profile_cosine <= max(local) + 1e-12
 
 
 @PROPERTY
@@ -208,8 +222,9 @@ def test_simpson_reversal_of_ex_ch3_simpson():
 # ------------------------------------------------------------ the edge search
 
 
-def test_edge_search_finds_no_violation_and_reaches_the_edges():
-    best = edge_search(np.random.default_rng(1), n_searches=3, n_blocks=2, size=2)
+@pytest.mark.parametrize("n_blocks", [2, 3])
+def test_edge_search_finds_no_violation_and_reaches_the_edges(n_blocks):
+    best = edge_search(np.random.default_rng(1), n_searches=3, n_blocks=n_blocks, size=2)
     assert best.shape == (2, 3)
     assert (best <= 1e-12).all()
     assert (np.abs(best) < 1e-6).any()

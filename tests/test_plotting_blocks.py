@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -56,7 +58,7 @@ def test_counterexample_figure_signs_and_huge_entries():
     # are drawn divided by a power of ten (no overflow, which -W error would catch).
     fig = coordinate_blocks_figure([1e300, -2e300], [-1e300, 2e299])
     plane, lines = fig.axes
-    assert lines.get_title() == "blocks of size one: c₁ = -1, c₂ = -1"
+    assert lines.get_title() == "blocks of size one: c₁ = \u22121, c₂ = \u22121"
     assert plane.get_xlabel().endswith("(× 1e300)")
     tips = [a.xy for a in plane.texts if a.get_text() == ""]
     assert all(np.isfinite(tip).all() and np.abs(tip).max() <= 2.0 + 1e-12 for tip in tips)
@@ -151,9 +153,33 @@ def test_profiles_and_wedge_figure_has_both_panels():
     fig = profiles_and_wedge_figure(example, cloud)
     left, right = fig.axes
     assert left.get_title() == "norm profiles: ρ = cos φ = 0.60"
-    assert right.get_title() == "feasible wedge for local cosines 0.8, -0.3"
+    assert right.get_title() == "feasible wedge for local cosines 0.8, \u22120.3"
     assert "the pair on the left" in [t.get_text() for t in right.get_legend().get_texts()]
     plt.close(fig)
+
+
+def test_static_figures_write_true_minus_signs_outside_math():
+    # Chapters 2 and 3 print "−0.3" as the widgets do, not "-0.3"; math text is left alone.
+    from matplotlib.text import Text
+
+    local = [0.8, -0.3]
+    example = pair(local, *profiles_with_cosine(0.6, 0.3))
+    figures = [
+        profiles_and_wedge_figure(example, [example]),
+        wedge_figure(local, [example]),
+        sampled_intervals_figure([example]),
+        limit_construction_figure(local=(0.99, -0.5)),
+        coordinate_blocks_figure([1.0, -1.0], [1.0, 2.0]),
+    ]
+    for fig in figures:
+        for text in fig.findobj(Text):
+            outside_math = text.get_text().split("$")[::2]
+            assert not any(re.search(r"(?<![\w.])-(?=\.?\d)", part) for part in outside_math), (
+                text.get_text()
+            )
+        plt.close(fig)
+    texts = [t.get_text() for t in figures[1].findobj(Text)]
+    assert any("\u22120.3" in t for t in texts)
 
 
 def test_sampled_intervals_are_sorted_by_global_cosine():

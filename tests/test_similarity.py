@@ -349,12 +349,21 @@ def test_bounds_are_approached_as_weight_concentrates(local_values, rho):
 
 
 def test_bounds_attained_exactly_when_locals_equal():
+    # Vectors with equal local cosines sit on both ends of the interval; change one
+    # local cosine and the global cosine leaves the ends.
     rng = np.random.default_rng(1)
     x_norms, y_norms = rng.random(5), rng.random(5)
-    local = np.full(5, -0.3)
-    lower, upper = cosine_bounds(local, x_norms, y_norms)
     rho = naive_cosine(x_norms, y_norms)
+    local = np.full(5, -0.3)
+    s = block_cosines(*blocks_with(local, x_norms, y_norms))
+    lower, upper = cosine_bounds(s.local, s.x_norms, s.y_norms)
     assert lower == pytest.approx(-0.3 * rho) and upper == pytest.approx(-0.3 * rho)
+    assert s.global_cosine == pytest.approx(-0.3 * rho, abs=1e-12)
+    local[2] = 0.4
+    s = block_cosines(*blocks_with(local, x_norms, y_norms))
+    lower, upper = s.bounds()
+    assert lower == pytest.approx(-0.3 * rho) and upper == pytest.approx(0.4 * rho)
+    assert lower + 1e-3 < s.global_cosine < upper - 1e-3
 
 
 def test_mapping_blocks_and_names():
@@ -365,6 +374,30 @@ def test_mapping_blocks_and_names():
     assert result.names == ("W1", "b1")
     np.testing.assert_allclose(result.local, [-1.0, 1.0])
     assert len(result) == 2
+
+
+def test_subnormal_products_lose_accuracy_as_the_docstring_says():
+    # The docstrings promise correctness to rounding unless products underflow: here
+    # 2.565e-124 * 2.70e-189 is subnormal, and the relative error (against exact
+    # rational arithmetic) is far above rounding, though the sign survives here.
+    from fractions import Fraction
+
+    import mpmath
+
+    x, y = [0.0, 8.79e-6, 2.565e-124], [-4.14e-60, 0.0, 2.70e-189]
+    assert 2.565e-124 * 2.70e-189 < 2.3e-308  # subnormal
+    dot = sum(Fraction(a) * Fraction(b) for a, b in zip(x, y, strict=True))
+    xx = sum(Fraction(a) ** 2 for a in x)
+    yy = sum(Fraction(b) ** 2 for b in y)
+    with mpmath.workprec(200):
+        exact = mpmath.mpf(dot.numerator) / dot.denominator
+        exact /= mpmath.sqrt(
+            mpmath.mpf(xx.numerator * yy.numerator) / (xx.denominator * yy.denominator)
+        )
+        error = float(abs(mpmath.mpf(cosine(x, y)) / exact - 1))
+    assert cosine(x, y) > 0
+    assert 1e-14 < error < 1e-9
+    assert "underflow" in (cosine.__doc__ or "") and "underflow" in (similarity.__doc__ or "")
 
 
 def test_tiny_blocks_whose_product_of_sums_underflows():

@@ -140,6 +140,27 @@ def test_sweep_with_extra_blocks_keeps_rho_and_nearly_fills_interval():
     assert min(values) < -0.24 + 0.01 and max(values) > 0.54 - 0.01
 
 
+def test_profiles_edge_cases_match_the_docstring():
+    # rho = 0: no sweep, the profiles (0, 1) and (1, 0) for every share.
+    for share in (0.0, 0.5, 1.0):
+        x_norms, y_norms = profiles_with_cosine(0.0, share)
+        np.testing.assert_array_equal(x_norms, [0.0, 1.0])
+        np.testing.assert_array_equal(y_norms, [1.0, 0.0])
+    # Tiny rho and tiny epsilon are kept, not rounded to zero.
+    for rho in (1e-17, 1e-200):
+        x_norms, y_norms = profiles_with_cosine(rho, 0.5)
+        assert (x_norms > 0).all() and (y_norms > 0).all()
+        assert cosine(x_norms, y_norms) == pytest.approx(rho, rel=1e-12)
+    x_norms, y_norms = profiles_with_cosine(0.5, 0.5, 4, 1e-17)
+    np.testing.assert_array_equal(x_norms[2:], [1e-17, 1e-17])
+    np.testing.assert_array_equal(y_norms[2:], [1e-17, 1e-17])
+    # Ends of the sweep: block 1's weight is exactly rho at share 0 and 0 at share 1.
+    for rho in (0.3, 1.0):
+        start, end = profiles_with_cosine(rho, 0.0), profiles_with_cosine(rho, 1.0)
+        assert start[0][0] * start[1][0] == pytest.approx(rho, rel=1e-15)
+        assert start[1][1] == 0.0 and end[0][0] == 0.0
+
+
 def test_profiles_reject_out_of_range_arguments():
     for args in [(-0.1, 0.5), (1.1, 0.5), (0.5, -0.1), (0.5, 1.1)]:
         with pytest.raises(ValueError, match="must lie in"):
@@ -231,8 +252,8 @@ def test_ch2_fixing_two_norms_at_one_loses_nothing():
 
 
 def test_ch2_raising_x1_raises_the_global_cosine_while_locals_stay():
-    # d/dx1 of the global cosine has the sign of c1 - x1 y2 c2: at the starting
-    # y2 = 0.2 it climbs for every offered c1 and c2; at larger y2 it can fall.
+    # d/dx1 of the global cosine has the sign of c1 - x1 y2 c2: at y2 = 0.2 and c1 >= 0.5
+    # (every offered c1) it climbs for every c2; at larger y2 it can fall.
     c1_values, c2_values = TWO_BLOCKS.controls[2].values(), TWO_BLOCKS.controls[3].values()
     for c1 in c1_values:
         for c2 in c2_values:
@@ -277,14 +298,12 @@ def test_ch2_start_is_the_limit_construction_and_the_sign_follows_c1_plus_c2():
     # eq-ch2-limit with c1 != c2.
     assert state.global_cosine == pytest.approx(eps * (0.9 + 0.0) / (1 + eps**2), abs=1e-12)
     np.testing.assert_allclose(state.weights, [0.2 / 1.04] * 2, rtol=1e-12)
-    assert round(0.2 / 1.04, 2) == 0.19
+    assert round(0.2 / 1.04, 3) == 0.192
     seen = 0
     for setting, s in every(TWO_BLOCKS, x1=start["x1"], y2=start["y2"]):
         c1, c2 = setting["c1"], setting["c2"]
         assert s.global_cosine == pytest.approx(0.2 / 1.04 * (c1 + c2), abs=1e-12)
-        # "at 0 it is positive; at -0.9 it is zero for c1 = 0.9 and negative for smaller c1"
-        if c2 == 0.0:
-            assert s.global_cosine > 0
+        # "with c2 = -0.9 it is zero at c1 = 0.9 and negative for smaller c1"
         if c2 == -0.9:
             if c1 == 0.9:
                 assert abs(s.global_cosine) < 1e-12
@@ -292,6 +311,63 @@ def test_ch2_start_is_the_limit_construction_and_the_sign_follows_c1_plus_c2():
                 assert s.global_cosine < 0
         seen += 1
     assert seen == 9
+
+
+def live_grid(spec, name, points=21):
+    """Evenly spaced values over the whole range of a live (kernel) slider."""
+    control = next(c for c in spec.controls if c.name == name)
+    return np.linspace(control.minimum, control.maximum, points).round(10).tolist()
+
+
+def test_ch2_live_sliders_span_what_the_sentences_assume():
+    ranges = {c.name: (c.minimum, c.maximum) for c in TWO_BLOCKS.controls}
+    assert ranges == {"x1": (0.0, 2.0), "y2": (0.0, 2.0), "c1": (-1.0, 1.0), "c2": (-1.0, 1.0)}
+
+
+def test_ch2_try_this_holds_on_the_live_sliders():
+    # The same sentences on a grid over the kernel sliders' whole ranges.
+    x1_grid, y2_grid = live_grid(TWO_BLOCKS, "x1"), live_grid(TWO_BLOCKS, "y2")
+    c_grid = live_grid(TWO_BLOCKS, "c1")
+    # "with ||y2|| <= 0.2 and c1 >= 0.5, raising ||x1|| makes the global cosine climb".
+    for y2 in [v for v in y2_grid if v <= 0.2]:
+        for c1 in [v for v in c_grid if v >= 0.5]:
+            for c2 in c_grid:
+                states = [blocks_state(x1=x1, y2=y2, c1=c1, c2=c2) for x1 in x1_grid]
+                globals_ = [s.global_cosine for s in states]
+                assert all(a < b for a, b in zip(globals_, globals_[1:], strict=False))
+                expected = [c1, c2 if y2 > 0 else np.nan]  # y2 = 0: block 2 has no cosine
+                for s in states[1:]:
+                    np.testing.assert_allclose(s.local, expected, atol=1e-12)
+    # Without those conditions it can fall: the sign of c1 - x1 y2 c2 decides.
+    falling = [blocks_state(x1=x1, y2=0.2, c1=-0.5, c2=0.0).global_cosine for x1 in (0.2, 2.0)]
+    assert falling[1] < falling[0]
+    for x1 in x1_grid[::4]:
+        for y2 in y2_grid[::4]:
+            for c1 in c_grid[::2]:
+                for c2 in c_grid[::2]:
+                    slope = c1 - x1 * y2 * c2
+                    if abs(slope) > 1e-3:
+                        h = 1e-6
+                        up = blocks_state(x1=x1 + h, y2=y2, c1=c1, c2=c2).global_cosine
+                        down = blocks_state(x1=abs(x1 - h), y2=y2, c1=c1, c2=c2).global_cosine
+                        assert (up > down) == (slope > 0) or x1 == 0.0, (x1, y2, c1, c2)
+    # "Set c2 equal to c1: the interval shrinks to a point, whatever the norms."
+    for x1 in x1_grid[::2]:
+        for y2 in y2_grid[::2]:
+            for c in c_grid:
+                lower, upper = blocks_state(x1=x1, y2=y2, c1=c, c2=c).bounds()
+                assert upper - lower < 1e-12
+    # "At the starting norms the global cosine is 0.192 (c1 + c2), with its sign: with
+    # c2 = -0.9, zero at c1 = 0.9, negative below and positive above."
+    for c1 in c_grid:
+        for c2 in c_grid:
+            s = blocks_state(x1=0.2, y2=0.2, c1=c1, c2=c2)
+            assert s.global_cosine == pytest.approx(0.2 / 1.04 * (c1 + c2), abs=1e-12)
+        at = blocks_state(x1=0.2, y2=0.2, c1=c1, c2=-0.9).global_cosine
+        if abs(c1 - 0.9) < 1e-9:
+            assert abs(at) < 1e-12
+        else:
+            assert (at > 0) == (c1 > 0.9)
 
 
 # Chapter 3, "Explore: move the norm profiles".

@@ -9,7 +9,7 @@ things are not:
   chosen for the CPU (AVX-512 kernels differ from AVX2 ones in the last bit for a
   few percent of inputs), and the C library picks FMA or non-FMA code (its ``exp``,
   ``log`` and ``pow`` differ for about one input in 1,500, 10,000 and 1,400).
-  :func:`power`, :func:`cos`, :func:`sin` and :func:`arccos` compute with mpmath
+  :func:`power`, :func:`cos`, :func:`sin`, :func:`arccos` and :func:`arcsin` compute with mpmath
   instead: integer arithmetic rounded to 53 bits, the same everywhere.
 - NumPy's samplers that call the C library (Dirichlet through its gamma draws,
   log-normal through ``exp``, the normal's tail through ``log1p``) give values whose
@@ -34,6 +34,7 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "arccos",
+    "arcsin",
     "cos",
     "power",
     "round_to_24_bits",
@@ -84,6 +85,11 @@ def cos(x: ArrayLike) -> Any:
 def sin(x: ArrayLike) -> Any:
     """``sin(x)`` the same on every CPU (a float for a scalar, else an array)."""
     return _elementwise(mpmath.sin, x)
+
+
+def arcsin(x: ArrayLike) -> Any:
+    """``arcsin(x)`` for ``-1 <= x <= 1``, the same on every CPU."""
+    return _elementwise(mpmath.asin, x)
 
 
 def arccos(x: ArrayLike) -> Any:

@@ -52,7 +52,10 @@ million entries take about 1.2 times one ``np.dot`` pass per block
 would leave the safe range (entries near ``1e300`` or ``1e-300``), the block is
 first divided by a power of two near its largest entry, which is exact; each norm
 is carried as ``scale * sqrt(sum of squares)`` so that cosines and weights stay
-exact even when a norm itself is not representable.
+correct to rounding even when a norm itself is not representable. Rescaling does
+not help when products of entries underflow to subnormal numbers (a block mixing
+entries near ``1e-60`` with entries near ``1e-189``, say): such products lose
+relative accuracy, and a cosine resting on them can be far off, even in sign.
 
 Exact values that debugging code relies on: ``cosine(x, x) == 1.0``,
 ``cosine(x, -x) == -1.0``, ``cosine(x, 2 * x) == 1.0`` (any power-of-two multiple),
@@ -157,7 +160,8 @@ class BlockCosines:
     x_norms, y_norms : ndarray of shape (n_blocks,)
         Euclidean norms :math:`\|x_i\|` and :math:`\|y_i\|` of the blocks. A
         norm larger than the largest float shows as ``inf``; the cosines and
-        weights stay exact regardless.
+        weights stay correct to rounding regardless (unless products of entries
+        underflow to subnormal numbers, see the module notes).
     weights : ndarray of shape (n_blocks,)
         :math:`w_i = \|x_i\| \, \|y_i\| / (\|x\| \, \|y\|)`, nonnegative.
     profile_cosine : float
@@ -1226,8 +1230,11 @@ def cosine(x: ArrayLike, y: ArrayLike) -> float:
     r"""Cosine similarity of two arrays of the same shape, flattened.
 
     :math:`\cos(x, y) = \langle x, y \rangle / (\|x\| \, \|y\|)`, accumulated
-    in float64 and exact for entries as large as ``1e300`` or as small as
-    ``1e-300``.
+    in float64 with exactly rounded sums. Entries from about ``1e-300`` to ``1e300``
+    are rescaled safely and the result is correct to rounding, unless products of
+    entries underflow to subnormal numbers (below about ``2e-308``): those lose
+    relative accuracy, and a cosine built only from them can be far off, even in
+    sign.
 
     Parameters
     ----------
@@ -1415,23 +1422,29 @@ def profiles_with_cosine(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     r"""Norm profiles with cosine exactly ``rho`` that move the weight from block 1 to block 2.
 
-    Blocks 1 and 2 get the norms :math:`(\cos\alpha, \sin\alpha)` on the x side
-    and :math:`(\cos\beta, \sin\beta)` on the y side; any further blocks get
-    the norm :math:`\varepsilon` (``epsilon``) on both sides. With
-    :math:`\sigma` = ``share``
+    Blocks 1 and 2 get the norms :math:`(\cos(\psi + \varphi), \sin(\psi + \varphi))`
+    on the x side and :math:`(\cos\psi, \sin\psi)` on the y side (the proof of
+    chapter 3's sharpness theorem); any further blocks get the norm
+    :math:`\varepsilon` (``epsilon``) on both sides. With :math:`\sigma` = ``share``
     and :math:`m` = ``n_blocks - 2``,
 
     .. math::
 
-        \alpha = \beta + \delta, \qquad
-        \beta = \sigma \, (\pi/2 - \delta), \qquad
-        \cos\delta = \rho \, (1 + m\varepsilon^2) - m\varepsilon^2,
+        \cos\varphi = \rho \, (1 + m\varepsilon^2) - m\varepsilon^2, \qquad
+        \psi = \sigma \, (\pi/2 - \varphi),
 
-    which makes the profile cosine exactly :math:`\rho`. As ``share`` goes
-    from 0 to 1 the weight of block 1 falls from its largest to its smallest
-    value (:math:`\rho` to 0 when :math:`\varepsilon = 0`), so the global cosine
-    sweeps the interval of chapter 3. For :math:`0 < \sigma < 1` and
-    :math:`\varepsilon > 0` every norm is positive.
+    which makes the profile cosine exactly :math:`\rho`. The code computes
+    :math:`\pi/2 - \varphi` as :math:`\arcsin(\cos\varphi)` and
+    :math:`\cos(\psi + \varphi)` as :math:`\sin((1 - \sigma)(\pi/2 - \varphi))`, so a
+    tiny :math:`\rho` keeps its precision and no entry is rounded to zero. As
+    ``share`` goes from 0 to 1 the weight of block 1 falls from its largest to its
+    smallest value (:math:`\rho` to 0 when :math:`\varepsilon = 0`),
+    so the global cosine sweeps the interval of chapter 3. For :math:`\rho > 0`,
+    :math:`0 < \sigma < 1` and :math:`\varepsilon > 0` every norm is positive. At
+    :math:`\rho = 0` (possible with two blocks, or with :math:`\varepsilon = 0`) there
+    is no sweep: every
+    ``share`` gives the profiles :math:`(0, 1)` and :math:`(1, 0)`. Used in
+    chapter 3.
 
     Parameters
     ----------
@@ -1471,23 +1484,21 @@ def profiles_with_cosine(
     n_blocks = as_int_scalar(n_blocks, "n_blocks", minimum=2)
     epsilon = as_float_scalar(epsilon, "epsilon", nonnegative=True)
     extra = (n_blocks - 2) * (epsilon * epsilon)
-    cos_delta = rho * (1.0 + extra) - extra
-    if cos_delta < 0:
+    sin_theta = rho * (1.0 + extra) - extra
+    if sin_theta < 0:
         raise ValueError(
             f"epsilon must be small enough for rho={rho}; got {epsilon} "
             f"(need rho * (1 + m epsilon**2) >= m epsilon**2 with m = {n_blocks - 2})"
         )
     # The trigonometry runs in mpmath: the same bits on every CPU (cosine_book.portable).
-    delta = portable.arccos(min(cos_delta, 1.0))
-    beta = share * (math.pi / 2 - delta)
-    alpha = beta + delta
+    # theta = pi/2 - phi, beta = psi and gamma = pi/2 - (psi + phi) of the docstring.
+    theta = portable.arcsin(min(sin_theta, 1.0))
+    beta = share * theta
+    gamma = (1.0 - share) * theta
     x_norms = np.full(n_blocks, epsilon)
     y_norms = np.full(n_blocks, epsilon)
-    x_norms[:2] = portable.cos(alpha), portable.sin(alpha)
+    x_norms[:2] = portable.sin(gamma), portable.cos(gamma)
     y_norms[:2] = portable.cos(beta), portable.sin(beta)
-    # cos(pi/2) is 6e-17 in floating point: make the end points exact zeros.
-    x_norms[np.abs(x_norms) < 1e-15] = 0.0
-    y_norms[np.abs(y_norms) < 1e-15] = 0.0
     return x_norms, y_norms
 
 
@@ -1551,12 +1562,15 @@ def local_cosine_range(local: ArrayLike) -> tuple[float, float]:
 
     the interval :math:`[\rho\, c_{\min}, \rho\, c_{\max}]` of
     :func:`cosine_bounds` over all :math:`\rho \in [0, 1]` (chapter 3). ``nan``
-    entries (blocks zero on one side) are skipped. Used in chapter 3.
+    entries (blocks zero on one side) are skipped but still count as blocks:
+    a zero block can carry length on one side and so lower :math:`\rho`. The
+    range needs at least two blocks; with one block the global cosine is its
+    local cosine. Used in chapter 3.
 
     Parameters
     ----------
     local : array_like of shape (n_blocks,)
-        Local cosines, each in :math:`[-1, 1]` or ``nan``.
+        Local cosines, each in :math:`[-1, 1]` or ``nan``; ``n_blocks >= 2``.
 
     Returns
     -------
@@ -1565,8 +1579,8 @@ def local_cosine_range(local: ArrayLike) -> tuple[float, float]:
     Raises
     ------
     ValueError
-        If ``local`` is empty, has no finite entry, or an entry outside
-        :math:`[-1, 1]`.
+        If ``local`` has fewer than two entries, has no finite entry, or an entry
+        outside :math:`[-1, 1]`.
 
     Examples
     --------
@@ -1576,6 +1590,11 @@ def local_cosine_range(local: ArrayLike) -> tuple[float, float]:
     (-0.3, 0.8)
     """
     array = as_real_array(local, "local", ndim=1, finite=False).astype(np.float64)
+    if array.size < 2:
+        raise ValueError(
+            f"local has {array.size} entries; the range needs at least two blocks "
+            "(with one block the global cosine is its local cosine)"
+        )
     defined = array[~np.isnan(array)]
     if defined.size == 0:
         raise ValueError("local has no defined local cosine; pass at least one number")

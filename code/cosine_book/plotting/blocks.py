@@ -47,6 +47,24 @@ _STYLES = ("-", "--", ":", "-.")
 _LOCAL_TOLERANCE = 1e-9
 
 
+def _true_minus(fig: Figure) -> None:
+    """Minus signs (U+2212) for the hyphens before numbers in every text outside math.
+
+    Tick labels already get them from Matplotlib (``axes.unicode_minus``); titles,
+    labels and legends written with ``f"{value:g}"`` get them here, as the widgets'
+    frames do (:func:`cosine_book.widgets.core.typeset_minus`).
+    """
+    from matplotlib.text import Text
+
+    from cosine_book.widgets.core import typeset_minus
+
+    for text in fig.findobj(Text):
+        parts = text.get_text().split("$")
+        if any("-" in part for part in parts[::2]):
+            parts[::2] = [typeset_minus(part) for part in parts[::2]]
+            text.set_text("$".join(parts))
+
+
 def draw_block_cosines(fig: Figure, summary: BlockCosines, names: Sequence[str] = ()) -> None:
     r"""Draw local cosines, weights and the feasible interval of blocked vectors.
 
@@ -120,6 +138,7 @@ def block_cosines_figure(summary: BlockCosines, names: Sequence[str] = ()) -> Fi
     fig = plt.figure(figsize=(8.0, 3.2), layout="none")
     draw_block_cosines(fig, summary, names)
     fig.subplots_adjust(left=0.066, right=0.977, bottom=0.179, top=0.924, wspace=0.08)
+    _true_minus(fig)
     return fig
 
 
@@ -315,6 +334,7 @@ def coordinate_blocks_figure(x: ArrayLike, y: ArrayLike) -> Figure:
     lines.set_xlabel("value of the coordinate" + suffix)
     local_text = ", ".join(f"c{_SUBSCRIPTS[i]} = {local[i]:g}" for i in range(2))
     lines.set_title(f"blocks of size one: {local_text}")
+    _true_minus(fig)
     return fig
 
 
@@ -393,6 +413,7 @@ def limit_construction_figure(
     low = min(0.0, float(cosines.min()))
     ax.set_ylim(low - 0.05, 1.08)
     fig.legend(loc="outside right center", fontsize=8.5)
+    _true_minus(fig)
     return fig
 
 
@@ -674,6 +695,7 @@ def profiles_and_wedge_figure(
     right.set_title(
         "feasible wedge for local cosines " + ", ".join(f"{c:.2g}" for c in example.local)
     )
+    _true_minus(fig)
     return fig
 
 
@@ -723,6 +745,7 @@ def sampled_intervals_figure(summaries: Sequence[BlockCosines]) -> Figure:
     ax.set_xlabel("random blocked pair (sorted by global cosine)")
     ax.set_ylabel("cosine")
     ax.set_ylim(-1.05, 1.05)
+    _true_minus(fig)
     return fig
 
 
@@ -759,6 +782,7 @@ def wedge_figure(
     """
     fig, ax = plt.subplots(figsize=(7.0, 3.8))
     draw_wedge(ax, local, summaries, point_label=point_label)
+    _true_minus(fig)
     return fig
 
 

@@ -89,7 +89,8 @@ def _cosine(block: int, default: float, values: Sequence[float]) -> Slider:
 
 
 #: Chapter 2, two blocks, starting from the limit construction with eps = 0.2. Scaling
-#: a whole vector changes no cosine, so ‖x₂‖ = ‖y₁‖ = 1 loses nothing; each slider
+#: a whole vector changes no cosine, so ‖x₂‖ = ‖y₁‖ = 1 loses nothing while x₂ and y₁ are
+#: nonzero (the widget never sets them to zero); each slider
 #: offers evenly spaced values (steps 0.5, 0.4, 0.2 and 0.9), and every combination
 #: of them is shown (3 · 3 · 3 · 3 = 81 settings, within the time budget).
 TWO_BLOCKS = WidgetSpec(
