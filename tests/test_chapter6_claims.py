@@ -431,3 +431,21 @@ def test_a_row_of_the_adam_sweep_reproduces_and_adam_leaves_seeds_apart():
     assert 0.0975 <= gaps[0] < 0.0985 and 0.3145 <= gaps[2] < 0.3155
     assert float(rows[3]["imbalance"]) < float(rows[2]["imbalance"]) / 5
     assert gaps[3] < gaps[2] / 5
+
+
+def test_a_row_of_the_tail_sweep_reproduces_and_ips_trades_overall_for_tail():
+    # "tail recall@10 rises with gamma from 0.074 (gamma = 1/4) to 0.112 (gamma = 1),
+    # against 0.061 for uniform negatives and 0.002 for the closed-form dot product,
+    # while overall recall falls from 0.178 to 0.149."
+    sweep = load_sweep()
+    rows = {r["model"]: r for r in read("netflix_tail.csv")}
+    name = "dot, uniform negatives"
+    fresh = sweep.tail_rows({name: sweep.TAIL_RUNS[name]})[0]
+    for key in ("recall", "tail_recall"):
+        assert float(rows[name][key]) == pytest.approx(fresh[key], abs=5e-3)
+    ips = [rows[f"dot, IPS weights, gamma = {g}"] for g in ("0.25", "0.5", "1")]
+    tails = [float(r["tail_recall"]) for r in ips]
+    overall = [float(r["recall"]) for r in ips]
+    assert tails == sorted(tails) and overall == sorted(overall, reverse=True)
+    assert tails[0] > float(rows[name]["tail_recall"])
+    assert float(rows["closed-form dot product"]["tail_recall"]) < 0.005
