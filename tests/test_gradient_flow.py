@@ -136,3 +136,11 @@ def test_bad_input_names_the_argument(blocks, kwargs, match):
 def test_imbalance_needs_equal_widths():
     with pytest.raises(ValueError, match="same number of columns"):
         imbalance(np.ones((3, 2)), np.ones((3, 1)))
+
+
+def test_fit_gradient_descent_rejects_an_unknown_optimizer_and_negative_decay():
+    X = np.kron(np.eye(2), np.ones((5, 3)))
+    with pytest.raises(ValueError, match="optimizer"):
+        fit_gradient_descent(X, 1.0, 2, optimizer="lbfgs")
+    with pytest.raises(ValueError, match="weight_decay"):
+        fit_gradient_descent(X, 1.0, 2, weight_decay=-1.0)
