@@ -36,6 +36,46 @@ def test_the_flow_of_a_product_loss_keeps_a_t_a_minus_b_t_b(seed, p, q, k, scale
 
 
 @SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    p=st.integers(1, 8),
+    q=st.integers(1, 8),
+    k=st.integers(1, 5),
+    mu=st.floats(1e-3, 10.0),
+)
+def test_weight_decay_makes_the_imbalance_decay(seed, p, q, k, mu):
+    # Lemma lem-ch6-weight-decay: with a penalty mu (||A||^2 + ||B||^2),
+    # d/dt (A^T A - B^T B) = -4 mu (A^T A - B^T B).
+    A, B, G = draw(seed, (p, k)), draw(seed + 1, (q, k)), draw(seed + 2, (p, q))
+    dA, dB = -(G @ B + 2 * mu * A), -(G.T @ A + 2 * mu * B)
+    derivative = dA.T @ A + A.T @ dA - dB.T @ B - B.T @ dB
+    expected = -4 * mu * (A.T @ A - B.T @ B)
+    size = max(1.0, np.abs(dA.T @ A).max(), np.abs(dB.T @ B).max())
+    assert np.abs(derivative - expected).max() <= 1e-12 * size
+
+
+def test_weight_decay_balances_what_adam_converges_to():
+    # Lemma lem-ch6-weight-decay, stationary points: Adam on ||M - A B^T||^2 with an L2
+    # penalty on the factors, from a deliberately unbalanced start, ends balanced.
+    import torch
+
+    rng = np.random.default_rng(0)
+    M = torch.tensor(rng.standard_normal((8, 6)))
+    A = torch.tensor(3.0 * rng.standard_normal((8, 3)), requires_grad=True)
+    B = torch.tensor(0.1 * rng.standard_normal((6, 3)), requires_grad=True)
+    mu = 0.5
+    start = imbalance(A.detach().numpy(), B.detach().numpy())
+    optimiser = torch.optim.Adam([A, B], lr=1e-2)
+    for _ in range(6000):
+        optimiser.zero_grad()
+        loss = ((M - A @ B.T) ** 2).sum() + mu * ((A**2).sum() + (B**2).sum())
+        loss.backward()
+        optimiser.step()
+    a, b = A.detach().numpy(), B.detach().numpy()
+    assert imbalance(a, b) < 1e-3 * start
+
+
+@SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), p=st.integers(2, 8), k=st.integers(1, 4))
 def test_balanced_factors_have_item_gram_the_square_root_of_w_t_w(seed, p, k):
     # A^T A = B^T B implies (B B^T)^2 = B A^T A B^T = W^T W, so B B^T = (W^T W)^(1/2).
@@ -96,3 +136,11 @@ def test_bad_input_names_the_argument(blocks, kwargs, match):
 def test_imbalance_needs_equal_widths():
     with pytest.raises(ValueError, match="same number of columns"):
         imbalance(np.ones((3, 2)), np.ones((3, 1)))
+
+
+def test_fit_gradient_descent_rejects_an_unknown_optimizer_and_negative_decay():
+    X = np.kron(np.eye(2), np.ones((5, 3)))
+    with pytest.raises(ValueError, match="optimizer"):
+        fit_gradient_descent(X, 1.0, 2, optimizer="lbfgs")
+    with pytest.raises(ValueError, match="weight_decay"):
+        fit_gradient_descent(X, 1.0, 2, weight_decay=-1.0)

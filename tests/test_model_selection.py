@@ -60,3 +60,35 @@ def test_paired_comparison_is_scipy_s():
 def test_paired_comparison_needs_equal_lengths():
     with pytest.raises(ValueError, match="same length"):
         paired_comparison([1.0, 2.0], [1.0])
+
+
+def test_corrected_t_test_is_nadeau_and_bengio_s():
+    # t = mean / sqrt((1/n + n_test/n_train) s^2) on n - 1 degrees of freedom.
+    first, second = [0.30, 0.28, 0.31, 0.29, 0.30], [0.22, 0.25, 0.21, 0.24, 0.20]
+    d = np.subtract(first, second)
+    t = d.mean() / np.sqrt((1 / 5 + 0.25) * d.var(ddof=1))
+    result = paired_comparison(first, second, test_to_train=0.25)
+    assert result.corrected_pvalue == pytest.approx(2 * scipy.stats.t.sf(t, 4))
+    # With no overlap correction it is the paired t-test.
+    plain = paired_comparison(first, second, test_to_train=0.0)
+    assert plain.corrected_pvalue == pytest.approx(result.t_pvalue)
+    assert result.corrected_pvalue > result.t_pvalue
+    with pytest.raises(ValueError, match="test_to_train"):
+        paired_comparison(first, second, test_to_train=-1.0)
+
+
+def test_popularity_strata_split_the_held_out_items():
+    import scipy.sparse
+
+    from cosine_book.model_selection import popularity_strata
+
+    train = scipy.sparse.csr_array(np.array([[1, 1, 0, 0, 0, 0]] * 3 + [[1, 0, 0, 0, 0, 0]] * 3))
+    test = scipy.sparse.csr_array(np.array([[0, 0, 1, 0, 0, 1]] * 6, dtype=float))
+    # Counts 6, 3, 0, 0, 0, 0: the tail is items 2-4 (ties by index), so held-out item 2
+    # is in the tail and item 5 in the head; a top-1 list of item 5 hits only the head.
+    scorers = {"item 5 first": [0, 0, 0, 0, 0, 1.0]}
+    table = popularity_strata(train, test, scorers, tail_share=0.5, n_recommended=1)
+    assert table.attrs["tail positives"] == pytest.approx(0.5)
+    assert table.loc["item 5 first"].tolist() == [0.0, 1.0]
+    with pytest.raises(ValueError, match="tail_share"):
+        popularity_strata(train, test, {"x": [1.0] * 6}, tail_share=1.5)

@@ -57,11 +57,17 @@ def fit_gradient_descent(
     step: float = 0.2,
     n_steps: int = 5_000,
     seed: int = 0,
+    optimizer: str = "sgd",
+    weight_decay: float = 0.0,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     r"""Objective 1 by gradient descent (SGD, full batch, no momentum) from a small start.
 
     The learning rate is ``step`` times :math:`\operatorname{tr} G / (\sigma_1^2 + \lambda)`,
     so that the loss, divided by :math:`\operatorname{tr} G`, has curvature of order one.
+    With ``optimizer="adam"``, :class:`torch.optim.Adam` runs instead with learning rate
+    ``step``. ``weight_decay`` :math:`w` adds :math:`w` times each parameter to its
+    gradient (torch's ``weight_decay``), i.e. the penalty
+    :math:`\tfrac{w}{2}(\lVert A \rVert_F^2 + \lVert B \rVert_F^2)` on the scaled loss.
     The entries of both factors start as normal draws of standard deviation ``init``
     from a seeded :class:`torch.Generator`. Used in chapter 6.
 
@@ -81,6 +87,11 @@ def fit_gradient_descent(
     init = as_float_scalar(init, "init", positive=True)
     step = as_float_scalar(step, "step", positive=True)
     n_steps = as_int_scalar(n_steps, "n_steps", minimum=1)
+    if optimizer not in ("sgd", "adam"):
+        raise ValueError(f"optimizer must be 'sgd' or 'adam'; got {optimizer!r}")
+    weight_decay = float(weight_decay)
+    if not np.isfinite(weight_decay) or weight_decay < 0:
+        raise ValueError(f"weight_decay must be finite and >= 0; got {weight_decay}")
     generator = torch.Generator().manual_seed(as_int_scalar(seed, "seed", minimum=0))
     scale = float(np.trace(G))
     if scale <= 0:
@@ -95,13 +106,17 @@ def fit_gradient_descent(
             (init * torch.randn(p, k, generator=generator, dtype=torch.float64)).requires_grad_()
             for _ in range(2)
         )
-        optimizer = torch.optim.SGD([A, B], lr=step * scale / (top + lam))
+        if optimizer == "adam":
+            solver = torch.optim.Adam([A, B], lr=step, weight_decay=weight_decay)
+        else:
+            lr = step * scale / (top + lam)
+            solver = torch.optim.SGD([A, B], lr=lr, weight_decay=weight_decay)
         for _ in range(n_steps):
-            optimizer.zero_grad()
+            solver.zero_grad()
             W = A @ B.T
             loss = (-2.0 * torch.trace(Gt @ W) + torch.sum(W * (M @ W))) / scale
             loss.backward()
-            optimizer.step()
+            solver.step()
         return A.detach().numpy().copy(), B.detach().numpy().copy()
     finally:
         torch.set_num_threads(threads)
