@@ -354,43 +354,33 @@ class EmbeddingReport:
     centred_effective_rank: float
 
     def summary(self) -> str:
-        """The numbers in a line, then a line for each problem (chapter 7)."""
+        """The numbers in a line, then a line for each finding (chapter 7).
+
+        Without labels the report cannot tell a shared offset (which centring removes
+        exactly) from collapse (which centring does not repair), so it gives no remedy:
+        it says what to compare, before and after centring, on known related pairs.
+        """
         rank, centred_rank = self.effective_rank, self.centred_effective_rank
         most, centred_most = min(self.n_rows, self.dim), min(self.n_rows - 1, self.dim)
         residual = 1.0 - self.mean_direction_share
-        few = rank < 0.1 * most
-        collapsed = few and (centred_rank < 0.5 * centred_most or residual < 1e-4)
         lines = [
             f"{self.n_rows} embeddings of dimension {self.dim}: mean cosine "
             f"{_short(self.mean_cosine)}, effective rank {rank:.2g}"
         ]
-        uses_few = f"the embeddings use few directions (effective rank {rank:.3g} of at most"
-        uses_few += f" {most})"
-        centred = f"centred effective rank {centred_rank:.3g} of at most {centred_most}"
-        if collapsed:
-            left = f"so does what is left after removing their mean ({centred})"
-            if residual < 1e-4:
-                left = f"they differ from their mean row by a negligible share ({residual:.2g})"
-                left += " of their square norm"
+        if rank < 0.1 * most or self.mean_direction_share > 0.5:
             lines.append(
-                f"- collapse: {uses_few}, and {left}: the model has collapsed; retrain it or "
-                "check its loss (centring does not repair collapse, it magnifies what is left)"
-            )
-        elif self.mean_direction_share > 0.5:
-            lines.append(
-                "- a shared mean direction dominates (mean direction share "
-                f"{_short(self.mean_direction_share)}): centre the embeddings "
-                "(centered_cosine_matrix) before comparing"
+                f"- a shared direction: the mean row carries {_short(self.mean_direction_share)}"
+                f" of the square norm ({residual:.2g} is left); effective rank {rank:.3g} of "
+                f"at most {most}, centred {centred_rank:.3g} of at most {centred_most}. These "
+                "numbers cannot tell a shared offset (centring removes it) from collapse "
+                "(centring does not repair it): compare a threshold-free measure on known "
+                "related pairs (pair_auc, neighbour_agreement) on cosine_matrix and on "
+                "centered_cosine_matrix"
             )
         if self.near_duplicate_pairs > 0:
             lines.append(
                 f"- {self.near_duplicate_pairs} pair(s) of rows are near-duplicates (cosine >= "
                 "1 - 1e-9): duplicated items, or embeddings collapsed onto one direction"
-            )
-        if few and not collapsed:
-            lines.append(
-                f"- {uses_few}, mostly one shared direction; what is left after removing the "
-                f"mean uses many ({centred}), so centring brings it out"
             )
         if self.norm_spread > 0.5:
             lines.append(
@@ -436,8 +426,12 @@ def embedding_report(E: ArrayLike) -> EmbeddingReport:
     --------
     >>> print(embedding_report([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]).summary())
     3 embeddings of dimension 2: mean cosine 0.47, effective rank 1.9
-    - a shared mean direction dominates (mean direction share 0.62): centre the
-      embeddings (centered_cosine_matrix) before comparing
+    - a shared direction: the mean row carries 0.62 of the square norm (0.38 is
+      left); effective rank 1.92 of at most 2, centred 1.62 of at most 2. These
+      numbers cannot tell a shared offset (centring removes it) from collapse
+      (centring does not repair it): compare a threshold-free measure on known
+      related pairs (pair_auc, neighbour_agreement) on cosine_matrix and on
+      centered_cosine_matrix
     """
     E = _as_embeddings(E)
     n, d = E.shape
