@@ -226,6 +226,42 @@ def test_collapse(cells, prose):
     quoted(prose, "0.99997", "from 0.802 to 0.557", "from 0.709 to 0.517")
 
 
+def test_half_precision(cells, prose):
+    # Review (item 2): the 0.57 degree reading holds for float32 only. Shares come from
+    # PyTorch's kernels, so they are printed rounded to 10 %; here they are recomputed
+    # and must stay at least half a point from a rounding edge.
+    import math
+
+    import torch
+    import torch.nn.functional as F
+
+    from cosine_book.portable import standard_normal
+
+    rng = np.random.default_rng(0)
+    x = torch.from_numpy(standard_normal(rng, (10_000, 384)).astype(np.float32))
+    z = torch.from_numpy(standard_normal(rng, (10_000, 384)).astype(np.float32))
+    for dtype, top in ((torch.bfloat16, 1 + 2**-7), (torch.float16, 1 + 2**-10)):
+        low = x.to(dtype)
+        self_low = F.cosine_similarity(low, low, dim=-1)
+        assert self_low.dtype == dtype and self_low.max().item() == top
+        shares = [(self_low > 1).double().mean().item()]
+        for size in (0.1, 0.03):
+            near = F.cosine_similarity(low, (x + size * z).to(dtype), dim=-1)
+            shares.append((near >= 1).double().mean().item())
+        expected = [0.2, 0.1, 0.7] if dtype == torch.bfloat16 else [0.2, 0.0, 0.3]
+        for share, value in zip(shares, expected, strict=True):
+            assert abs(share - value) < 0.045 and abs(10 * share % 1 - 0.5) >= 0.05
+    for bits, angle in ((8, "3.6"), (11, "1.3"), (24, "0.014")):
+        assert f"{math.degrees(math.acos(1 - 2.0 ** -(bits + 1))):.2g}" == angle
+    text = output(cells, "z_torch = torch.from_numpy(noise)")
+    assert "bfloat16: cos(x, x) from 0.9922 to 1.0078, above 1 in about 20 %" in text
+    assert "float16: cos(x, x) from 0.9990 to 1.0010, above 1 in about 20 %" in text
+    assert "below 3.6 deg" in text and "below 1.3 deg" in text and "below 0.014 deg" in text
+    quoted(prose, "from 0.9922 to 1.0078", "about 20 % are above 1", "about 10 %",
+           "about 70 % at $s = 0.03$", "(float16: about 0 % and 30 %",
+           "within 3.6° (float16: 1.3°", "float32: 0.014°")  # fmt: skip
+
+
 def test_offset_looks_like_collapse(cells, prose):
     # Review (item 1): a healthy layer plus a shared offset has the numbers of a
     # collapsed set, yet centring restores it; the report must not say "collapsed".
