@@ -211,6 +211,18 @@ def test_diagnose_pair_limits(cells, prose):
            "but 3 to 29 of 200 at $d = 16$", "93 and 17 of 200", "up to 165 at $r = 8$",
            "at most 1", "$\\theta \\approx 1.2 \\times 10^{-7}$")  # fmt: skip
     assert "raise a ValueError for the whole batch" not in prose
+    # Review (item 4): rows below one unit roundoff are multiples up to rounding.
+    for size, share in (("1e-08", "85.0"), ("3e-08", "60.5"), ("1e-07", "25.7")):
+        assert f"x + {size} z: {share}% of the entries equal those of x" in table
+        assert f"{share} %" in prose
+    quoted(prose, "is a conservative preference", "not a conclusion of the table",
+           "costs 3 of 200 short rows")  # fmt: skip
+    assert "more strictly" not in prose
+    # Review (item 5): torch clamps each norm at 1e-8; the verdict says what torch gives.
+    flat = " ".join(table.split())
+    assert "|v| = 1e-09: torch 0.02;" in flat and "|v| = 1e-10: torch 0.0002;" in flat
+    assert "F.cosine_similarity gives 0.0002" in flat
+    quoted(prose, "it gives 0.02 for", "(0.0002 at $10^{-10}$)")
     assert "the way `F.cosine_similarity(a, b, dim=-1)` compares them" not in prose
 
 

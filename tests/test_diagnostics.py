@@ -1432,3 +1432,19 @@ def test_edge_input_table(call, expected):
         assert result == expected
     else:
         np.testing.assert_allclose(result, expected, rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize(("size", "value"), [(1e-9, "0.02"), (1e-10, "0.0002")])
+def test_a_norm_below_torchs_eps_is_flagged(size, value):
+    # Review (chapter 7, item 5): torch clamps each norm at eps = 1e-8, so its cosine of
+    # v and 2 v is far from 1; the check still finds the multiple and says what torch gives.
+    torch = pytest.importorskip("torch")
+    v = torch.full((1, 4), size / 2)  # norm `size`
+    given = torch.nn.functional.cosine_similarity(v, 2 * v, dim=-1).item()
+    assert f"{given:.2g}" == value
+    for diagnosis in (diagnose_pair(v, 2 * v, axis=-1).pairs[0], diagnose_pair(v[0], 2 * v[0])):
+        assert diagnosis.kind == "positive multiple"
+        assert diagnosis.verdict.endswith(
+            f"a norm is below torch's eps (1e-8): F.cosine_similarity gives {value}"
+        )
+    assert "torch's eps" not in diagnose_pair(v[0] / size, 2 * v[0] / size).verdict

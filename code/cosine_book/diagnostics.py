@@ -282,6 +282,10 @@ def _diagnose(a: _Input, b: _Input, same_object: bool, roundings: int = 2) -> Pa
             verdict += "both a and b, too few bits to tell a multiple from a near-duplicate"
     else:
         kind, verdict = _generic(value, precision, words, a64, b64, theta)
+    norms = [math.hypot(*v.ravel()) for v in (a64, b64)]  # scaled: no overflow warning
+    if min(norms) < 1e-8 and value != 0:  # torch divides by max(norm, eps), eps = 1e-8
+        clamped = value * math.prod(min(n / 1e-8, 1.0) for n in norms)
+        verdict += f"; a norm is below torch's eps (1e-8): F.cosine_similarity gives {clamped:.2g}"
     positive = number if number is not None and number > 0 else None
     return PairDiagnosis(
         value, same_object, shares, identical, positive, verdict, kind, number, precision.name
@@ -303,6 +307,7 @@ def diagnose_pair(
     entry is normal in both, only the subnormal spacing is tested (the verdict says so).
     ``axis=-1`` diagnoses each row pair of two ``(n, d)`` batches (as ``dim=-1``); a zero
     row is reported (kind ``"zero vector"``, cosine NaN; PyTorch gives 0), not refused.
+    A norm below PyTorch's ``eps = 1e-8`` is not clamped; the verdict says what PyTorch gives.
 
     Examples
     --------
