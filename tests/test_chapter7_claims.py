@@ -211,6 +211,7 @@ def test_diagnose_pair_limits(cells, prose):
            "but 3 to 29 of 200 at $d = 16$", "93 and 17 of 200", "up to 165 at $r = 8$",
            "at most 1", "$\\theta \\approx 1.2 \\times 10^{-7}$")  # fmt: skip
     assert "raise a ValueError for the whole batch" not in prose
+    quoted(prose, 'is reported the same way, as "non-finite" (PyTorch returns NaN for it)')
     # Review (item 4): rows below one unit roundoff are multiples up to rounding.
     for size, share in (("1e-08", "85.0"), ("3e-08", "60.5"), ("1e-07", "25.7")):
         assert f"x + {size} z: {share}% of the entries equal those of x" in table

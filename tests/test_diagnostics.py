@@ -1171,13 +1171,6 @@ BAD_INPUT = [
             ("roundings 1", lambda: diagnose_pair(_v, _v, roundings=1), "roundings must be"),
             ("roundings 2.5", lambda: diagnose_pair(_v, _v, roundings=2.5), "roundings must be"),
             (
-                "rows NaN float16",
-                lambda: diagnose_pair(
-                    _E.astype(np.float16), with_entry(_E, (1, 1), np.nan), axis=-1
-                ),
-                r"b contains NaN \(first at flat index 4\)",
-            ),
-            (
                 "rows tensor 3-D",
                 lambda: diagnose_pair(torch.ones(2, 2, 2), torch.ones(2, 2, 2), axis=-1),
                 r"a has shape \(2, 2, 2\); axis=-1",
@@ -1448,3 +1441,20 @@ def test_a_norm_below_torchs_eps_is_flagged(size, value):
             f"a norm is below torch's eps (1e-8): F.cosine_similarity gives {value}"
         )
     assert "torch's eps" not in diagnose_pair(v[0] / size, 2 * v[0] / size).verdict
+
+
+def test_rows_report_non_finite_rows_one_by_one():
+    # Review (chapter 7, item 6): one NaN or infinite row no longer refuses the batch;
+    # two vectors (no axis) are still refused with a ValueError.
+    E = np.arange(12.0).reshape(4, 3) + 1
+    bad = E.copy()
+    bad[1, 1], bad[2, 0] = np.nan, np.inf
+    rows = diagnose_pair(E.astype(np.float16), bad, axis=-1)
+    assert [p.kind for p in rows.pairs] == ["equal", "non-finite", "non-finite", "equal"]
+    assert rows.pairs[1].verdict.startswith("non-finite entries (b, NaN or infinity)")
+    assert math.isnan(rows.pairs[1].cosine) and rows.pairs[1].factor is None
+    assert str(rows) == "4 row pairs (float16): 2 equal, 2 non-finite"
+    both = diagnose_pair(bad, bad.copy(), axis=-1)
+    assert both.pairs[2].verdict.startswith("non-finite entries (a and b,")
+    with pytest.raises(ValueError, match=r"b contains NaN \(first at flat index 1\)"):
+        diagnose_pair(E[1], bad[1])
