@@ -553,10 +553,15 @@ def test_migdals_fixes(cells, prose):
     assert [q for _, q in p_values] == ["-", "1", "1", "1", "-", "0.75", "0.75", "1"]
     assert round(binomtest(6, 10).pvalue, 3) == 0.754 and binomtest(4, 4).pvalue == 0.125
     assert re.search(r"set 2 plain questions\s+0\.275", text)
+    # Review (item 7): statements still find a question first (form is not the cause).
+    first = numbers(text.split("McNemar p")[0], r"\d\.\d{3}\s+(\d\.\d{3})\s+\d+\s+\d+")
+    assert first == [0.425, 0.4, 0.375, 0.425, 0.725, 0.625, 0.625, 0.675]
     assert re.search(r"query: / passage: prompts\s+0\.375", text)
     quoted(prose, "prompts gain 2 queries and lose 2", "gains 6 and loses 4 (McNemar $p = "
            "0.754$)", "each gain 4 and lose none (0.275 to 0.375, $p = 0.125$)",
            "centring gains 2 ($p = 0.5$)", "sets of this size cannot show it",
+           "find a question first for 0.375 of set 1 and 0.625 of set 2, against 0.425 "
+           "and 0.725 as questions",
            "six tests the smallest adjusted $p$ is 0.75")  # fmt: skip
     for overclaim in ("Prompts change nothing measurable", "helps two of the 40"):
         assert overclaim not in prose
