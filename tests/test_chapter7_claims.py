@@ -408,8 +408,9 @@ def test_hubness_sweep_order(cells, prose):
     assert "raw > centred > top removed in 8 of 12" in text
     assert "whitened lowest in 10 of 12" in text
     quoted(prose, "holds in 8 of the 12 settings", "(1.55 against 1.50 at $k = 10$, 1.56 "
-           "against 1.48 at $k = 5$)", "(1.05 against 1.16)", "lowest skewness in 10 of the "
-           "12 settings", "cosine is only 0.023")  # fmt: skip
+           "against 1.48 at $k = 5$; one vocabulary, no interval", "(1.05 against 1.16)",
+           "lowest skewness in 10 of the 12 settings, but some of these are near-ties",
+           "cosine is only 0.023", "CSLS {cite:p}`conneau2018word`")  # fmt: skip
     assert "The same order (raw, then centred" not in prose
 
 
@@ -818,8 +819,8 @@ def test_a_row_of_the_seed_sweep_reproduces(sweeps):
 def test_checklist_and_takeaways_are_scoped(prose):
     quoted(prose, "an L2 penalty in the loss picks one member of the family (AdamW's "
            "decoupled decay does not)", "how much do its neighbours depend on the seed?",
-           "between training seeds", "but removing the top direction raised it at 50,000 "
-           "words", "test any fix query by query (a paired test, corrected for the number",
+           "between training seeds", "but not at 50,000 words, and no post-processing was best",
+           "test any fix query by query (a paired test, corrected for the number",
            "an L2 penalty in the loss (not AdamW's decoupled decay)")  # fmt: skip
     assert "for GLoVe, centring reduced it ({ref}" not in prose
 
