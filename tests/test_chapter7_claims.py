@@ -838,4 +838,5 @@ def test_widget_sentence_matches_the_notebook_data(prose):
     # The "try this" sentence is checked frame by frame in test_widgets_diagnostics.py;
     # here, that the chapter quotes those numbers.
     quoted(prose, "from about 0 to 0.90", "68.4 % of the same-digit and 3.3 %",
-           "between 0.93 and 0.94", "between 0.90 and 0.92")  # fmt: skip
+           "between 0.93 and 0.94", "between 0.90 and 0.92",
+           "from $t = 2.25$ on (the slider moves in steps of 1/4) all of both")  # fmt: skip
