@@ -53,7 +53,6 @@ from cosine_book.datasets import (
 )
 from cosine_book.diagnostics import (
     centered_cosine_matrix,
-    embedding_report,
     neighbour_agreement,
     related_pair_cosines,
     top_k_overlap,
@@ -326,7 +325,6 @@ def digit_seed_row(seed: int) -> tuple[dict, dict]:
     collapsed = embed(train_alignment_only(digits.x_train, seed=seed), x)
     row["collapse_auc_raw"] = round(pair_auc(cosine_matrix(collapsed), labels), 4)
     row["collapse_auc_centred"] = round(pair_auc(centered_cosine_matrix(collapsed), labels), 4)
-    row["collapse_flagged"] = "collapse" in embedding_report(collapsed).summary()
     cosines = {
         "dot, L2 1e-3": cosine_matrix(embed(decayed, x)),
         "dot": cosine_matrix(embed(models["dot"], x)),

@@ -56,8 +56,8 @@ def toy():
 def test_try_this_claim_of_chapter_7(chapter_spec):
     # "Move t from 0 to 3: both filled distributions slide to the right and merge near 1,
     # and the mean raw cosine climbs from about 0 to 0.90. The threshold 0.5 first passes
-    # 68.4 % of the same-digit and 3.3 % of the different-digit pairs, and at t = 3 all of
-    # both: it no longer separates anything. Meanwhile the pair AUC stays between 0.93 and
+    # 68.4 % of the same-digit and 3.3 % of the different-digit pairs, and from t = 2.25 on,
+    # all of both: it no longer separates anything. Meanwhile the pair AUC stays between 0.93 and
     # 0.94 and the top-10 agreement between 0.90 and 0.92, and the dashed centred
     # distributions do not move at all."
     frames = [chapter_spec.state(**setting) for setting in chapter_spec.settings()]
@@ -69,6 +69,9 @@ def test_try_this_claim_of_chapter_7(chapter_spec):
     assert f"{start.related_above:.1%}" == "68.4%"
     assert f"{start.state.unrelated_above:.1%}" == "3.3%"
     assert end.related_above == 1.0 and end.state.unrelated_above == 1.0
+    # "... and from t = 2.25 on, all of both": on every setting of the slider.
+    full = [f.state.strength for f in frames if f.related_above == f.state.unrelated_above == 1]
+    assert full == [2.25, 2.5, 2.75, 3.0]
     for frame in frames:
         assert 0.93 <= frame.auc <= 0.94
         assert 0.90 <= frame.state.agreement <= 0.92

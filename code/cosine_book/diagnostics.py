@@ -1,9 +1,8 @@
 r"""Checks to run before trusting a cosine similarity (chapter 7, the field guide).
 
 :func:`diagnose_pair` tells a finding from the same data twice (a view, a copy, a rescaled
-copy) at the inputs' precision; :func:`embedding_report` flags a shared mean direction,
-collapse, duplicates and uneven norms; :func:`centered_cosine_matrix` removes the mean row;
-:func:`top_k_neighbours` and the functions after it judge a similarity by its neighbours.
+copy); :func:`embedding_report` measures a shared direction, duplicates and uneven norms;
+:func:`centered_cosine_matrix` removes the mean row; the rest judge by neighbours.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ _CHUNK = 512  # rows of a similarity matrix at once: extra memory a few _CHUNK *
 _MARGIN = 4 * 2.0**-53  # for the multiple test's own float64 arithmetic
 _KINDS = tuple(
     "same object, shared memory, equal, positive multiple, negative multiple, "
-    "nearly parallel, nearly opposite, orthogonal, different, zero vector".split(", ")
+    "nearly parallel, nearly opposite, orthogonal, different, zero vector, non-finite".split(", ")
 )
 # A floating-point format: unit roundoff, smallest normal and smallest subnormal number.
 _Precision = namedtuple("_Precision", "name unit tiny least")
@@ -76,11 +75,11 @@ class RowDiagnoses:
 _Input = namedtuple("_Input", "values memory precision")
 
 
-def _read(value: Any, name: str) -> _Input:
-    """An array of finite real numbers (NumPy, array-like or CPU tensor, bfloat16 too)."""
+def _read(value: Any, name: str, finite: bool = True) -> _Input:
+    """An array of real numbers (NumPy, array-like or CPU tensor, bfloat16 too)."""
     torch = sys.modules.get("torch")  # a tensor exists only once torch is imported
     if torch is None or not isinstance(value, torch.Tensor):
-        array = as_real_array(value, name)  # integers and booleans count as float64
+        array = as_real_array(value, name, finite=finite)  # integers, booleans: float64
         return _Input(array, array, _PRECISIONS.get(array.dtype.name, _FLOAT64))
     tensor = value.detach()  # the same memory, without autograd
     if tensor.device.type != "cpu":
@@ -97,7 +96,7 @@ def _read(value: Any, name: str) -> _Input:
             f"{name} is a torch tensor NumPy cannot read ({error}); expected a dense CPU "
             f"tensor of real numbers (convert with {name}.float())"
         ) from None
-    array = as_real_array(values, name)
+    array = as_real_array(values, name, finite=finite)
     precision = _PRECISIONS["bfloat16"] if bfloat16 else _PRECISIONS.get(array.dtype.name)
     return _Input(array, memory if bfloat16 else array, precision or _FLOAT64)
 
@@ -244,6 +243,12 @@ def _diagnose(a: _Input, b: _Input, same_object: bool, roundings: int = 2) -> Pa
         words += f", the precision of {'a' if precision is a.precision else 'b'}"
     shares = same_object or bool(np.shares_memory(a.memory, b.memory))  # exactly
     identical = bool(np.array_equal(a.values, b.values))
+    finite = [bool(np.isfinite(x.values).all()) for x in (a, b)]  # rows only, like zero rows
+    if not all(finite):
+        which = "a" if finite[1] else "b" if finite[0] else "a and b"
+        verdict = f"non-finite entries ({which}, NaN or infinity), cosine undefined (torch: NaN)"
+        names = (same_object, False, False, None, verdict, "non-finite", None, a.precision.name)
+        return PairDiagnosis(math.nan, *names)
     if not (a.values.any() and b.values.any()):  # rows only: PyTorch's cosine is 0 here
         which = "a" if b.values.any() else "b" if a.values.any() else "a and b"
         verdict = f"zero vector ({which}), cosine undefined (torch reports 0)"
@@ -282,6 +287,10 @@ def _diagnose(a: _Input, b: _Input, same_object: bool, roundings: int = 2) -> Pa
             verdict += "both a and b, too few bits to tell a multiple from a near-duplicate"
     else:
         kind, verdict = _generic(value, precision, words, a64, b64, theta)
+    norms = [math.hypot(*v.ravel()) for v in (a64, b64)]  # scaled: no overflow warning
+    if min(norms) < 1e-8 and value != 0:  # torch divides by max(norm, eps), eps = 1e-8
+        clamped = value * math.prod(min(n / 1e-8, 1.0) for n in norms)
+        verdict += f"; a norm is below torch's eps (1e-8): F.cosine_similarity gives {clamped:.2g}"
     positive = number if number is not None and number > 0 else None
     return PairDiagnosis(
         value, same_object, shares, identical, positive, verdict, kind, number, precision.name
@@ -302,7 +311,9 @@ def diagnose_pair(
     in its format, and :math:`r - 2` more (a chain of operations) in the narrower. If no
     entry is normal in both, only the subnormal spacing is tested (the verdict says so).
     ``axis=-1`` diagnoses each row pair of two ``(n, d)`` batches (as ``dim=-1``); a zero
-    row is reported (kind ``"zero vector"``, cosine NaN; PyTorch gives 0), not refused.
+    row is reported (kind ``"zero vector"``, cosine NaN; PyTorch gives 0), not refused, and
+    so is a row with NaN or infinity (``"non-finite"``; for two vectors, a ValueError).
+    A norm below PyTorch's ``eps = 1e-8`` is not clamped; the verdict says what PyTorch gives.
 
     Examples
     --------
@@ -318,8 +329,8 @@ def diagnose_pair(
             f"dim=-1 in torch.nn.functional.cosine_similarity); got {axis!r}"
         )
     roundings = as_int_scalar(roundings, "roundings", minimum=2)
-    a_input = _read(a, "a")
-    b_input = a_input if b is a else _read(b, "b")
+    a_input = _read(a, "a", finite=axis is None)  # rows: a non-finite row is reported
+    b_input = a_input if b is a else _read(b, "b", finite=axis is None)
     _check_pair(a_input, b_input, axis)
     if axis is None:
         return _diagnose(a_input, b_input, a is b, roundings)
@@ -354,43 +365,28 @@ class EmbeddingReport:
     centred_effective_rank: float
 
     def summary(self) -> str:
-        """The numbers in a line, then a line for each problem (chapter 7)."""
+        """The numbers, then a line per finding (chapter 7); no remedy (see the line)."""
         rank, centred_rank = self.effective_rank, self.centred_effective_rank
         most, centred_most = min(self.n_rows, self.dim), min(self.n_rows - 1, self.dim)
         residual = 1.0 - self.mean_direction_share
-        few = rank < 0.1 * most
-        collapsed = few and (centred_rank < 0.5 * centred_most or residual < 1e-4)
         lines = [
             f"{self.n_rows} embeddings of dimension {self.dim}: mean cosine "
             f"{_short(self.mean_cosine)}, effective rank {rank:.2g}"
         ]
-        uses_few = f"the embeddings use few directions (effective rank {rank:.3g} of at most"
-        uses_few += f" {most})"
-        centred = f"centred effective rank {centred_rank:.3g} of at most {centred_most}"
-        if collapsed:
-            left = f"so does what is left after removing their mean ({centred})"
-            if residual < 1e-4:
-                left = f"they differ from their mean row by a negligible share ({residual:.2g})"
-                left += " of their square norm"
+        if rank < 0.1 * most or self.mean_direction_share > 0.5:
             lines.append(
-                f"- collapse: {uses_few}, and {left}: the model has collapsed; retrain it or "
-                "check its loss (centring does not repair collapse, it magnifies what is left)"
-            )
-        elif self.mean_direction_share > 0.5:
-            lines.append(
-                "- a shared mean direction dominates (mean direction share "
-                f"{_short(self.mean_direction_share)}): centre the embeddings "
-                "(centered_cosine_matrix) before comparing"
+                f"- a shared direction: the mean row carries {_short(self.mean_direction_share)}"
+                f" of the square norm ({residual:.2g} is left); effective rank {rank:.3g} of "
+                f"at most {most}, centred {centred_rank:.3g} of at most {centred_most}. These "
+                "numbers cannot tell a shared offset (centring removes it) from collapse "
+                "(centring does not repair it): compare a threshold-free measure on known "
+                "related pairs (pair_auc, neighbour_agreement) on cosine_matrix and on "
+                "centered_cosine_matrix"
             )
         if self.near_duplicate_pairs > 0:
             lines.append(
                 f"- {self.near_duplicate_pairs} pair(s) of rows are near-duplicates (cosine >= "
                 "1 - 1e-9): duplicated items, or embeddings collapsed onto one direction"
-            )
-        if few and not collapsed:
-            lines.append(
-                f"- {uses_few}, mostly one shared direction; what is left after removing the "
-                f"mean uses many ({centred}), so centring brings it out"
             )
         if self.norm_spread > 0.5:
             lines.append(
@@ -436,8 +432,12 @@ def embedding_report(E: ArrayLike) -> EmbeddingReport:
     --------
     >>> print(embedding_report([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]).summary())
     3 embeddings of dimension 2: mean cosine 0.47, effective rank 1.9
-    - a shared mean direction dominates (mean direction share 0.62): centre the
-      embeddings (centered_cosine_matrix) before comparing
+    - a shared direction: the mean row carries 0.62 of the square norm (0.38 is
+      left); effective rank 1.92 of at most 2, centred 1.62 of at most 2. These
+      numbers cannot tell a shared offset (centring removes it) from collapse
+      (centring does not repair it): compare a threshold-free measure on known
+      related pairs (pair_auc, neighbour_agreement) on cosine_matrix and on
+      centered_cosine_matrix
     """
     E = _as_embeddings(E)
     n, d = E.shape
