@@ -409,6 +409,23 @@ def test_roundings_allow_a_chain_of_operations():
             assert not any(p.kind == "positive multiple" for p in rows), (size, roundings)
 
 
+def test_roundings_widen_the_subnormal_allowance_too():
+    # float16: b = (a * 0.3) * 1.7. The last entry of a is subnormal; its products miss
+    # κ a by 1.25 subnormal steps (the first rounding's half step grows by 1.7 before the
+    # second). Two roundings allow one step, three 1.5; the verdict blames that entry,
+    # since the normal entries fit. A change of 8 steps in a normal entry is no multiple.
+    a = np.array([0.5, -0.25, 0.125, 0.7, -0.3, -1.341104507446289e-05], dtype=np.float16)
+    b = (a * np.float16(0.3)) * np.float16(1.7)
+    two = diagnose_pair(a, b)
+    assert two.factor is None and "off by over half a subnormal step" in two.verdict
+    assert "its entries normal in float16 fit κ a" in two.verdict
+    assert diagnose_pair(a, b, roundings=3).kind == "positive multiple"
+    near = b.copy()
+    near[0] += np.float16(8 * 2.0**-12)  # 8 steps of float16 in [0.25, 0.5): exact
+    for roundings in (2, 3, 4):
+        assert diagnose_pair(a, near, roundings=roundings).factor is None
+
+
 def test_bfloat16_multiples_and_near_duplicates():
     # bfloat16 inputs: multiples by PyTorch (one rounding) pass, near-duplicates do not;
     # a float32 a and a bfloat16 b allow one rounding of each (2^-8 + 2^-24, not 2^-7).

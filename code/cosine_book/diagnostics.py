@@ -159,12 +159,12 @@ def _multiple(a: Any, b: Any, pa: _Precision, pb: _Precision, roundings: int) ->
             return None
         exact = bool(np.min(size) == np.max(size))
         kappa = math.copysign(float(size[0]) if exact else (low + high) / 2, ratios[0])
-        # Every entry: |b_i - κ a_i| <= (θ + 2^-51) max(|b_i|, |κ a_i|) + max(λ_b, |κ| λ_a),
-        # λ the smallest subnormal of each format (underflow).
+        # Every entry: |b_i - κ a_i| <= (θ + 2^-51) max(|b_i|, |κ a_i|) + max(λ_b, |κ| λ_a) r/2,
+        # λ the smallest subnormal of each format: half a step per rounding (at least one).
         x = kappa * a
         bound = (allowed + _MARGIN) * np.maximum(np.abs(x), np.abs(b))
         least = np.ldexp(pb.least, -exponents[1]), np.ldexp(pa.least, -exponents[0])
-        slack = max(least[0], abs(kappa) * least[1])
+        slack = max(least[0], abs(kappa) * least[1]) * max(1.0, roundings / 2)
         fits = bool(np.all(np.abs(b - x) <= bound + slack))
     return (kappa, low, high, exact, exponents[1] - exponents[0], subnormal) if fits else None
 
@@ -220,19 +220,23 @@ def _generic(value: float, precision: _Precision, words: str, a, b, theta) -> tu
         cosine_words = f"cosine {one} {'-' if value > 0 else '+'} {gap:.2g}"
         if gap <= precision.unit / 2:
             cosine_words += f", which rounds to {one} in {precision.name}"
-    # Least-squares κ and the largest relative deviation, both vectors scaled to their peak.
+    # Least-squares κ; the largest relative deviation where both are normal; scaled to peaks.
     a_exponent, b_exponent = (int(np.frexp(np.max(np.abs(v)))[1]) for v in (a, b))
     a_scaled, b_scaled = np.ldexp(a, -a_exponent), np.ldexp(b, -b_exponent)
     kappa = float(a_scaled @ b_scaled / (a_scaled @ a_scaled))
     size = np.maximum(np.abs(fitted := kappa * a_scaled), np.abs(b_scaled))
-    deviation = float(np.max(np.abs(b_scaled - fitted)[size > 0] / size[size > 0]))
+    keep = (np.abs(a) >= precision.tiny) & (np.abs(b) >= precision.tiny)
+    keep = keep if keep.any() else size > 0
+    deviation = float(np.max(np.abs(b_scaled - fitted)[keep] / size[keep]))
     with np.errstate(over="ignore", under="ignore"):
         kappa = float(np.ldexp(kappa, b_exponent - a_exponent))
-    return kind, (
-        f"{kind} but not a multiple ({cosine_words}): b is κ a with relative errors up to "
-        f"{deviation:.2g} ({deviation / precision.unit:.3g} {precision.name} unit roundoffs; "
-        f"least-squares κ = {kappa:.6g}), more than {words} allows ({theta:.2g})"
-    )
+    head = f"{kind} but not a multiple ({cosine_words}): "
+    fit = f"with relative errors up to {deviation:.2g} ({deviation / precision.unit:.3g} "
+    fit += f"{precision.name} unit roundoffs; least-squares κ = {kappa:.6g})"
+    if deviation <= theta:  # the normal entries fit: a subnormal one is off
+        tail = f"one below {precision.tiny:.2g} is off by over half a subnormal step a rounding"
+        return kind, f"{head}its entries normal in {precision.name} fit κ a {fit}, but {tail}"
+    return kind, f"{head}b is κ a {fit}, more than {words} allows ({theta:.2g})"
 
 
 def _diagnose(a: _Input, b: _Input, same_object: bool, roundings: int = 2) -> PairDiagnosis:
@@ -306,7 +310,7 @@ def diagnose_pair(
     :math:`b = \kappa a` up to rounding; else the cosine in words. With :math:`u_a, u_b`
     the unit roundoffs of the inputs' formats (float16, bfloat16, float32, float64),
     :math:`r` the ``roundings`` and :math:`s` the smallest subnormal, a multiple fits
-    :math:`|b_i - \kappa a_i| \le \theta \max(|b_i|, |\kappa a_i|) + s` in every entry,
+    :math:`|b_i - \kappa a_i| \le \theta \max(|b_i|, |\kappa a_i|) + s \max(1, r/2)` in every entry,
     :math:`\theta = u_a + u_b + (r - 2)\max(u_a, u_b) + 2^{-51}`: one rounding of each input
     in its format, and :math:`r - 2` more (a chain of operations) in the narrower. If no
     entry is normal in both, only the subnormal spacing is tested (the verdict says so).
@@ -344,8 +348,7 @@ def diagnose_pair(
 
 
 def _as_embeddings(E: ArrayLike) -> NDArray[np.float64]:
-    matrix = as_real_matrix(E, "E")
-    if matrix.shape[0] < 2:
+    if (matrix := as_real_matrix(E, "E")).shape[0] < 2:
         raise ValueError(f"E has shape {matrix.shape}; expected at least 2 rows to compare")
     return matrix
 
@@ -412,10 +415,8 @@ def _centre(E: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.flo
     largest = float(np.max(np.abs(E)))
     exponent = int(np.frexp(largest)[1]) if largest > 0 else 0
     scaled = np.ldexp(E, -exponent)
-    mean = np.mean(scaled, axis=0)
-    centred = scaled - mean
-    residual = np.mean(centred, axis=0)  # second pass: the rounding error of the mean
-    centred -= residual
+    centred = scaled - (mean := np.mean(scaled, axis=0))
+    centred -= (residual := np.mean(centred, axis=0))  # second pass: the mean's rounding
     return centred, mean + residual, exponent, E.shape[0] * _EPS * float(np.max(np.abs(scaled)))
 
 
@@ -503,8 +504,7 @@ def centered_cosine_matrix(E: ArrayLike) -> NDArray[np.float64]:
 
 
 def _as_similarity(S: ArrayLike, name: str) -> NDArray[np.float64]:
-    matrix = as_real_matrix(S, name)
-    if matrix.shape[0] != matrix.shape[1]:
+    if (matrix := as_real_matrix(S, name)).shape[0] != matrix.shape[1]:
         raise ValueError(f"{name} has shape {matrix.shape}; expected a square (n, n) matrix")
     if matrix.shape[0] < 2:
         raise ValueError(f"{name} has shape {matrix.shape}; expected at least 2 items")
