@@ -490,7 +490,7 @@ def test_the_cosine_changes_the_same_images_as_the_class_norms():
     # "the same 7 that the cosine changes": the cosine's ranking is the class-norm one.
     from cosine_book.datasets import load_digits_split
     from cosine_book.embeddings import embed, train_embedding_model
-    from cosine_book.factorization import cosine_matrix
+    from cosine_book.similarity import cosine_matrix
 
     digits = load_digits_split()
     split = (digits.x_train, digits.y_train, digits.x_test, digits.y_test)
@@ -731,7 +731,7 @@ def test_the_digit_claims_hold_for_other_seeds(seed):
         train_alignment_only,
         train_embedding_model,
     )
-    from cosine_book.factorization import cosine_matrix
+    from cosine_book.similarity import cosine_matrix
 
     digits = load_digits_split()
     split = (digits.x_train, digits.y_train, digits.x_test, digits.y_test)

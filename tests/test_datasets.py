@@ -20,7 +20,7 @@ from cosine_book.datasets import (
     load_sentence_model,
     load_tiny_shakespeare,
 )
-from cosine_book.factorization import cosine_matrix
+from cosine_book.similarity import cosine_matrix
 from cosine_book.simulation import make_clustered_interactions
 
 

@@ -28,8 +28,8 @@ from cosine_book.diagnostics import (
     top_k_neighbours,
     top_k_overlap,
 )
-from cosine_book.factorization import cosine_matrix
 from cosine_book.portable import standard_normal
+from cosine_book.similarity import cosine_matrix
 from cosine_book.widgets.diagnostics import with_shared_direction
 
 EPS = np.finfo(np.float64).eps

@@ -509,14 +509,15 @@ def test_closed_form_check_passes_and_detects_a_wrong_solution(objective, monkey
 _PORTABLE = r"""
 import json
 import numpy as np
-from cosine_book.factorization import _unit_rows, dropout_shrinkage, rescale
+from cosine_book.factorization import dropout_shrinkage, rescale
+from cosine_book.similarity import unit_rows
 rng = np.random.default_rng(20261122)
 # Rows scaled by exact powers of two from 2**-660 to 2**660.
 E = np.ldexp(rng.standard_normal((200, 37)), rng.integers(-660, 661, 200)[:, None])
 results = {
     "shrinkage": [dropout_shrinkage(rng.random(50) * 1e100, 3e200)],
     "rescale": [*rescale(E[:, :5], E[:, 5:10], rng.random(5) + 0.5)],
-    "unit rows": [_unit_rows(E, "E")],
+    "unit rows": [unit_rows(E, "E")],
 }
 print(json.dumps({
     key: [np.frexp(a)[0].ravel().tolist() + np.frexp(a)[1].ravel().tolist() for a in arrays]

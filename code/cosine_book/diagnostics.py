@@ -19,8 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from cosine_book._validation import as_int_scalar, as_labels, as_real_array, as_real_matrix
-from cosine_book.factorization import cosine_matrix
-from cosine_book.similarity import cosine
+from cosine_book.similarity import cosine, cosine_matrix
 
 _EPS = float(np.finfo(np.float64).eps)
 _NEAR_ONE = 1 - 1e-9  # a cosine at least this is a near-duplicate

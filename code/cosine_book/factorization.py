@@ -27,6 +27,7 @@ from cosine_book._validation import (
 )
 from cosine_book.cluster_recovery import ClusterRecovery, cluster_recovery
 from cosine_book.portable import standard_normal
+from cosine_book.similarity import cosine_matrix
 
 __all__ = [
     "ClosedFormCheck",
@@ -364,50 +365,11 @@ def closed_form_check(
     )
 
 
-def _unit_rows(E: NDArray[np.float64], what: str) -> NDArray[np.float64]:
-    """Rows over their norms, each first divided by a power of two near its peak (exact)."""
-    peak = np.max(np.abs(E), axis=1)
-    zero = np.flatnonzero(peak == 0)
-    if zero.size:
-        raise ValueError(
-            f"{what} has {zero.size} zero row(s) (first: row {zero[0]}); their cosine is undefined"
-        )
-    scaled = np.ldexp(E, -np.frexp(peak)[1][:, None])
-    return scaled / np.sqrt(np.sum(scaled * scaled, axis=1))[:, None]
-
-
 def _symmetric(S: NDArray[np.float64]) -> NDArray[np.float64]:
     """The upper triangle mirrored (exact symmetry), unit diagonal, clipped to [-1, 1]."""
     np.copyto(S, S.T, where=np.tri(S.shape[0], k=-1, dtype=bool))
     np.fill_diagonal(S, 1.0)
     return np.clip(S, -1.0, 1.0, out=S)
-
-
-def _self_cosines(E: NDArray[np.float64], what: str = "B_D") -> NDArray[np.float64]:
-    unit = _unit_rows(E, what)
-    return _symmetric(unit @ unit.T)
-
-
-def cosine_matrix(E: ArrayLike, F: ArrayLike | None = None) -> NDArray[np.float64]:
-    r"""Cosines between the rows of ``E`` and of ``F``: :math:`\Omega_E E F^\top \Omega_F`.
-
-    Chapters 6 and 7; :math:`\Omega` scales each row to unit length. Without ``F``
-    (``F = E``), symmetric bit for bit with unit diagonal. Zero rows are refused.
-
-    Examples
-    --------
-    >>> cosine_matrix([[1.0, 0.0], [1.0, 1.0]]).round(4).tolist()
-    [[1.0, 0.7071], [0.7071, 1.0]]
-    """
-    E = as_real_matrix(E, "E")
-    if F is None:
-        return _self_cosines(E, "E")
-    F = as_real_matrix(F, "F")
-    if F.shape[1] != E.shape[1]:
-        raise ValueError(
-            f"E has rows of length {E.shape[1]}, F {F.shape[1]}; expected equal lengths"
-        )
-    return np.clip(_unit_rows(E, "E") @ _unit_rows(F, "F").T, -1.0, 1.0)
 
 
 def _gram_cosines(G: NDArray[np.float64], what: str) -> NDArray[np.float64]:
@@ -521,12 +483,12 @@ def item_similarity_suite(
     return {
         "ground truth": (index[:, None] == index[None, :]).astype(np.float64),
         "raw data (columns of X)": _gram_cosines(G, "columns"),
-        **{label: _self_cosines(_rescale(A1, B1, d)[1]) for label, d in rescaled},
-        "obj. 2": _self_cosines(B2, "B of objective 2"),
+        **{label: cosine_matrix(_rescale(A1, B1, d)[1]) for label, d in rescaled},
+        "obj. 2": cosine_matrix(B2),
         "remedy: columns of X A Bᵀ, obj. 1": _prediction_cosines(A1, B1, G),
         "remedy: columns of X A Bᵀ, obj. 2": _prediction_cosines(A2, B2, G),
-        "remedy: standardised X, obj. 1 (α = 0)": _self_cosines(_objective1(Z, lam1, k)[1]),
-        "remedy: standardised X, obj. 2": _self_cosines(_objective2(Z, lam2, k)[1]),
+        "remedy: standardised X, obj. 1 (α = 0)": cosine_matrix(_objective1(Z, lam1, k)[1]),
+        "remedy: standardised X, obj. 2": cosine_matrix(_objective2(Z, lam2, k)[1]),
     }
 
 
@@ -568,7 +530,7 @@ def rescaling_spread(
     A1, B1, rescalings = _objective1_rescalings(_spectrum(_gram(X)), lam, k, "lam")
     scores = []
     for d in rescalings:
-        S = _self_cosines(_rescale(A1, B1, d)[1])
+        S = cosine_matrix(_rescale(A1, B1, d)[1])
         recovery = cluster_recovery(S, index, n_neighbours=n_neighbours)
         level = (float(np.sum(S)) - n_items) / (n_items * (n_items - 1))
         scores.append((recovery.auc, recovery.neighbour_share, level))

@@ -31,7 +31,8 @@ import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 
 from cosine_book._validation import as_float_scalar, as_int_scalar, as_real_matrix
-from cosine_book.factorization import _check_matrix, _unit_rows
+from cosine_book.factorization import _check_matrix
+from cosine_book.similarity import unit_rows
 
 __all__ = [
     "ImplicitFeedback",
@@ -178,7 +179,7 @@ def cosine_factors(
     """
     A, B = as_real_matrix(A, "A"), as_real_matrix(B, "B")
     d = np.ones(A.shape[1]) if d is None else np.asarray(d, dtype=np.float64)
-    return A * d, _unit_rows(B / d, "B D^-1")
+    return A * d, unit_rows(B / d, "B D^-1")
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,7 @@ from cosine_book._validation import (
     as_float_scalar,
     as_int_scalar,
     as_real_array,
+    as_real_matrix,
     nonfinite_error,
 )
 
@@ -94,10 +95,12 @@ __all__ = [
     "blocks_with",
     "cosine",
     "cosine_bounds",
+    "cosine_matrix",
     "edge_search",
     "local_cosine_range",
     "profiles_with_cosine",
     "random_block_pair",
+    "unit_rows",
 ]
 
 # A float64 block whose sum of squares lies outside [_TINY, _HUGE] may have lost
@@ -1273,6 +1276,51 @@ def cosine(x: ArrayLike, y: ArrayLike) -> float:
     if sums.yy == 0:
         raise ValueError("y is the zero vector; its cosine with anything is undefined")
     return _cosine_of_sums(sums.xy, sums.xx, sums.yy)
+
+
+def unit_rows(E: NDArray[np.float64], what: str = "E") -> NDArray[np.float64]:
+    """Rows over their norms, each first divided by a power of two near its peak (exact).
+
+    Chapters 6 and 7: the one unit-rows rule; a zero row is refused.
+    """
+    peak = np.max(np.abs(E), axis=1)
+    zero = np.flatnonzero(peak == 0)
+    if zero.size:
+        raise ValueError(
+            f"{what} has {zero.size} zero row(s) (first: row {zero[0]}); their cosine is undefined"
+        )
+    scaled = np.ldexp(E, -np.frexp(peak)[1][:, None])
+    return scaled / np.sqrt(np.sum(scaled * scaled, axis=1))[:, None]
+
+
+def _symmetric(S: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The upper triangle mirrored (exact symmetry), unit diagonal, clipped to [-1, 1]."""
+    np.copyto(S, S.T, where=np.tri(S.shape[0], k=-1, dtype=bool))
+    np.fill_diagonal(S, 1.0)
+    return np.clip(S, -1.0, 1.0, out=S)
+
+
+def cosine_matrix(E: ArrayLike, F: ArrayLike | None = None) -> NDArray[np.float64]:
+    r"""Cosines between the rows of ``E`` and of ``F``: :math:`\Omega_E E F^\top \Omega_F`.
+
+    Chapters 6 and 7; :math:`\Omega` scales each row to unit length. Without ``F``
+    (``F = E``), symmetric bit for bit with unit diagonal. Zero rows are refused.
+
+    Examples
+    --------
+    >>> cosine_matrix([[1.0, 0.0], [1.0, 1.0]]).round(4).tolist()
+    [[1.0, 0.7071], [0.7071, 1.0]]
+    """
+    E = as_real_matrix(E, "E")
+    if F is None:
+        unit = unit_rows(E, "E")
+        return _symmetric(unit @ unit.T)
+    F = as_real_matrix(F, "F")
+    if F.shape[1] != E.shape[1]:
+        raise ValueError(
+            f"E has rows of length {E.shape[1]}, F {F.shape[1]}; expected equal lengths"
+        )
+    return np.clip(unit_rows(E, "E") @ unit_rows(F, "F").T, -1.0, 1.0)
 
 
 def cosine_bounds(local: ArrayLike, x_norms: ArrayLike, y_norms: ArrayLike) -> tuple[float, float]:

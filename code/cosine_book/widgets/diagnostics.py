@@ -32,8 +32,8 @@ from cosine_book.diagnostics import (  # the centring of centered_cosine_matrix
     neighbour_agreement,
     related_pair_cosines,
 )
-from cosine_book.factorization import cosine_matrix
 from cosine_book.plotting.diagnostics import shared_direction_figure
+from cosine_book.similarity import cosine_matrix
 from cosine_book.widgets.core import LiveWidget, Slider, WidgetSpec
 
 __all__ = [
