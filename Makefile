@@ -46,6 +46,9 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
+# The suite runs on every core: pytest-xdist, one notebook (or test file) per worker, so
+# that a notebook's cells share one kernel. PYTEST_WORKERS= runs it in one process.
+PYTEST_WORKERS ?= -n auto --dist loadfile
 # A user's MPLBACKEND would stop the kernels from using the inline backend.
 unexport MPLBACKEND
 
@@ -161,9 +164,9 @@ test: $(STAMP) $(OFFLINE_STAMP) $(CHROMIUM) tex
 	@echo "== lint"
 	$(MAKE) --no-print-directory lint
 	@echo "== pytest: unit, property and doctests, nbval on every chapter"
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_WORKERS)
 	@echo "== portability: nbval and doctests again as on an older CPU with another BLAS core"
-	$(BIN)/python tests/portability.py
+	$(BIN)/python tests/portability.py chapters code/cosine_book $(PYTEST_WORKERS)
 	@echo "== book build (warnings are errors)"
 	$(MAKE) --no-print-directory book
 	@echo "== PDF edition: build, then its checks (glyphs, references, figures, theorems)"
@@ -176,7 +179,8 @@ test: $(STAMP) $(OFFLINE_STAMP) $(CHROMIUM) tex
 # Screenshots of failures, widget pictures and timings go to _build/browser/.
 browser-test: $(STAMP) $(OFFLINE_STAMP) $(CHROMIUM)
 	@test -f _build/html/index.html || $(MAKE) --no-print-directory book
-	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest tests/browser -o addopts="" -q -p no:cacheprovider
+	rm -rf _build/browser
+	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest tests/browser -o addopts="" -q -p no:cacheprovider $(PYTEST_WORKERS)
 
 # JupyterLab refuses to run as root unless told to (containers often run as root).
 lab: $(STAMP)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import http.server
 import os
-import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,9 +47,12 @@ def built_book() -> Path:
 
 @pytest.fixture(scope="session")
 def artifacts() -> Path:
-    """A fresh ``_build/browser`` folder for screenshots and timings."""
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
+    """The ``_build/browser`` folder for screenshots and timings.
+
+    `make browser-test` empties it first; the tests may run in several pytest-xdist
+    workers, so none of them removes what another one wrote.
+    """
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
 
 
