@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from cosine_book.correlation import grouped_correlation
 from cosine_book.datasets import load_berkeley_admissions
-from cosine_book.strata import Strata, admission_strata, bootstrap_summaries
+from cosine_book.strata import Strata, admission_strata
 
 
 @st.composite
@@ -156,8 +156,8 @@ def test_mantel_haenszel_interval_one_stratum_is_close_to_wald():
     ("call", "match"),
     [
         (lambda s: s.mantel_haenszel_interval(1.0), "level must lie in"),
-        (lambda s: bootstrap_summaries(s, 0, 1), "draws must be a positive integer"),
-        (lambda s: bootstrap_summaries(s, 2.5, 1), "draws must be a positive integer"),
+        (lambda s: s.bootstrap(0, 1), "draws must be a positive integer"),
+        (lambda s: s.bootstrap(2.5, 1), "draws must be a positive integer"),
     ],
 )
 def test_interval_and_bootstrap_bad_input(call, match):
