@@ -105,17 +105,16 @@ class GroupedCorrelation:
             return np.zeros_like(self.shares)  # no within-group spread: no within part
         return self.shares * self.x_sds * self.y_sds / np.sqrt(x_within * y_within)
 
-    def pooled_within_interval(self, level: float = 0.95) -> tuple[float, float]:
-        r"""Fisher :math:`z` interval of ``pooled_within``. Used in chapter 5.
+    def pooled_within_interval(self) -> tuple[float, float]:
+        r"""95 % Fisher :math:`z` interval of ``pooled_within``. Used in chapter 5.
 
         ``pooled_within`` is the partial :math:`r` given the :math:`G - 1` group indicators:
         :math:`\tanh(\operatorname{artanh} r \pm z_{1 - \alpha/2} / \sqrt{N - 3 - (G - 1)})`.
         """
-        level = as_float_scalar(level, "level", interval=(0.0, 1.0))
         dof = int(self.counts.sum()) - 3 - (len(self.labels) - 1)
         if dof < 1:
             raise ValueError(f"the interval needs N - G - 2 >= 1; got {dof} (too few observations)")
-        half = stats.norm.ppf((1 + level) / 2) / np.sqrt(dof)
+        half = stats.norm.ppf(0.975) / np.sqrt(dof)
         z = np.arctanh(self.pooled_within)
         return float(np.tanh(z - half)), float(np.tanh(z + half))
 

@@ -32,8 +32,14 @@ _GROUP_COLOURS = tuple(PALETTE[k] for k in ("local", "weight", "bound", "sky", "
 # The widgets' figures: 8.2 inches fit the text column at 1280 px unshrunk, and fixed
 # margins (those constrained layout picks) spare the layout engine in every frame.
 _WIDGET_FIGSIZE = (8.2, 3.8)
-_DECOMPOSITION_MARGINS = {"left": 0.073, "right": 0.995, "bottom": 0.146, "top": 0.936}
-_SIMPSON_MARGINS = {"left": 0.088, "right": 0.996, "bottom": 0.121, "top": 0.989}
+_DECOMPOSITION_MARGINS = {
+    "left": 0.073,
+    "right": 0.995,
+    "bottom": 0.146,
+    "top": 0.936,
+    "wspace": 0.2,
+}
+_SIMPSON_MARGINS = {"left": 0.088, "right": 0.996, "bottom": 0.121, "top": 0.989, "wspace": 0.207}
 
 
 def _colour(g: int) -> str:
@@ -135,19 +141,19 @@ def grouped_figure(
     return fig
 
 
-def decomposition_figure(
-    x: ArrayLike,
-    y: ArrayLike,
-    groups: ArrayLike,
-    result: GroupedCorrelation,
-    limits: tuple[tuple[float, float], tuple[float, float]],
-) -> Figure:
-    """Chapter 4's widget: grouped scatter in fixed ``limits`` (left), decomposition bars."""
+def _widget_figure(x, y, groups, result, margins: dict[str, float]) -> tuple[Figure, Axes, Axes]:
+    """A widget's figure: the grouped scatter on the left, the right axes empty."""
     fig, (left, right) = plt.subplots(1, 2, figsize=_WIDGET_FIGSIZE, layout="none")
-    fig.subplots_adjust(**_DECOMPOSITION_MARGINS, wspace=0.2)
+    fig.subplots_adjust(**margins)
     draw_grouped_scatter(left, x, y, groups, result)
     left.set_xlabel("x")
     left.set_ylabel("y")
+    return fig, left, right
+
+
+def decomposition_figure(x, y, groups, result: GroupedCorrelation, limits) -> Figure:
+    """Chapter 4's widget: grouped scatter in fixed ``limits`` (left), decomposition bars."""
+    fig, left, right = _widget_figure(x, y, groups, result, _DECOMPOSITION_MARGINS)
     left.set_xlim(*limits[0])
     left.set_ylim(*limits[1])
     left.set_aspect("equal", adjustable="box")
@@ -155,23 +161,13 @@ def decomposition_figure(
     return fig
 
 
-def simpson_figure(
-    x: ArrayLike,
-    y: ArrayLike,
-    groups: ArrayLike,
-    result: GroupedCorrelation,
-    sweep: tuple[np.ndarray, np.ndarray, float, float],
-) -> Figure:
+def simpson_figure(x, y, groups, result: GroupedCorrelation, sweep: tuple) -> Figure:
     """Chapter 5's widget: two groups (left); the pooled r against B's offset (right).
 
     ``sweep``: the offsets, the pooled r at each, the offset where it is 0, B's offset.
     """
     gaps, pooled, zero_gap, y_gap = sweep
-    fig, (left, ax) = plt.subplots(1, 2, figsize=_WIDGET_FIGSIZE, layout="none")
-    fig.subplots_adjust(**_SIMPSON_MARGINS, wspace=0.207)
-    draw_grouped_scatter(left, x, y, groups, result)
-    left.set_xlabel("x")
-    left.set_ylabel("y")
+    fig, left, ax = _widget_figure(x, y, groups, result, _SIMPSON_MARGINS)
     left.set_ylim(-11.0, 11.0)
     ax.plot(gaps, pooled, color=PALETTE["global"], lw=2, label="pooled r")
     for g, r in enumerate(result.within):
@@ -369,6 +365,9 @@ def berkeley_figure(table: BerkeleyAdmissions, result: GroupedCorrelation) -> Fi
     return fig
 
 
+_EDGE_LABEL = {"xytext": (0, -12), "textcoords": "offset points", "ha": "center", "va": "top"}
+
+
 def draw_causal_diagram(
     ax: Axes,
     nodes: Mapping[str, tuple[float, float]],
@@ -402,17 +401,8 @@ def draw_causal_diagram(
         text = (edge_labels or {}).get((cause, effect))
         if text:
             middle = (np.array(nodes[cause]) + np.array(nodes[effect])) / 2.0
-            ax.annotate(
-                text,
-                tuple(middle.tolist()),
-                xytext=(0, -12),
-                textcoords="offset points",
-                ha="center",
-                va="top",
-                fontsize=9,
-                color="0.3",
-                style="italic",
-            )
+            style = {"fontsize": 9, "color": "0.3", "style": "italic"}
+            ax.annotate(text, tuple(middle.tolist()), **_EDGE_LABEL, **style)
     positions = np.array(list(nodes.values()), dtype=np.float64)
     margin = 0.35 * np.maximum(np.ptp(positions, axis=0), 1.0)
     low, high = positions.min(axis=0) - margin, positions.max(axis=0) + margin

@@ -162,23 +162,13 @@ def _draw_simpson(state: _SimpsonState) -> Figure:
     return simpson_figure(x, y, groups, result, (_GAPS, state.pooled, state.zero_gap, state.y_gap))
 
 
-#: Chapter 5's widget: B starts three units below A, a paradoxical state (every whole
-#: offset from -8 to 8 in the HTML book).
+_WHOLE = tuple(np.arange(-8.0, 9.0).tolist())  # the offsets of the HTML book
+
+#: Chapter 5's widget: B starts three units below A, a paradoxical state.
 SIMPSON = WidgetSpec(
     name="simpson",
     title="Move group B: the pooled r changes sign, the group r's do not",
-    controls=[
-        Slider(
-            "y_gap",
-            "offset of B",
-            -8.0,
-            8.0,
-            0.1,
-            -3.0,
-            static_values=tuple(np.arange(-8.0, 9.0).tolist()),
-            readout_format=".1f",
-        )
-    ],
+    controls=[Slider("y_gap", "offset of B", -8.0, 8.0, 0.1, -3.0, _WHOLE, readout_format=".1f")],
     state=_simpson_state,
     draw=_draw_simpson,
     readout=_simpson_readout,
