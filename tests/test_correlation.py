@@ -301,6 +301,14 @@ BAD_INPUT = [
     pytest.param(lambda: pearson(1e12 + np.array(_X), _Y), pearson(_X, _Y), id="offset 1e12"),
     pytest.param(lambda: pearson([True, False, True], [1, 0, 1]), 1.0, id="booleans"),
     *[
+        pytest.param(
+            lambda s=scale: grouped_correlation(s * np.array(_X), _Y, _G),
+            Refused("the squares of x's deviations leave float64's range; divide x"),
+            id=f"grouped_correlation-x times {scale:g}",
+        )
+        for scale in (1e300, 1e-300)
+    ],
+    *[
         pytest.param(_pooled(**{name: value}), Refused(fragment), id=f"pooled-{name} {kind}")
         for name in ("shares", "x_means", "x_sds", "within")
         for kind, value, fragment in [

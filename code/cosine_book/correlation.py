@@ -159,11 +159,17 @@ def grouped_correlation(x: ArrayLike, y: ArrayLike, groups: ArrayLike) -> Groupe
 
     x_tilde, y_tilde = _centred(x), _centred(y)  # x - mean(x) 1, y - mean(y) 1
     (x_w, x_b), (y_w, y_b) = split(x, x_tilde), split(y, y_tilde)
-    sxx, syy, sxy = group_sum(x_w * x_w), group_sum(y_w * y_w), group_sum(x_w * y_w)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # checked below
+        sxx, syy, sxy = group_sum(x_w * x_w), group_sum(y_w * y_w), group_sum(x_w * y_w)
         r_g = np.clip(sxy / np.sqrt(sxx * syy), -1.0, 1.0)  # nan where a spread is 0
-    # W and B of x and of y (times N): sigma^2 = W + B, and eta^2 = B / sigma^2.
-    w_x, w_y, b_x, b_y = (float(np.sum(v * v)) for v in (x_w, y_w, x_b, y_b))
+        # W and B of x and of y (times N): sigma^2 = W + B, and eta^2 = B / sigma^2.
+        w_x, w_y, b_x, b_y = (float(np.sum(v * v)) for v in (x_w, y_w, x_b, y_b))
+    for name, total in (("x", w_x + b_x), ("y", w_y + b_y)):
+        if not 0 < total < np.inf:
+            raise ValueError(
+                f"the squares of {name}'s deviations leave float64's range; divide {name} "
+                "by a constant first (no correlation changes)"
+            )
     eta_x, eta_y = b_x / (w_x + b_x), b_y / (w_y + b_y)
     return GroupedCorrelation(
         labels=labels,
