@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from notebook_outputs import outputs_text
 
 from cosine_book.portable import cos
 from cosine_book.similarity import (
@@ -36,16 +37,6 @@ INPUTS = {
 }
 # A decimal number as a whole: not preceded or followed by a digit, a point or a letter.
 NUMBER = re.compile(r"(?<![\w.])\d+\.\d+(?!\w|\.\d)")
-
-
-def outputs_text(cell: dict) -> str:
-    parts = []
-    for output in cell.get("outputs", []):
-        if "text" in output:
-            parts.append("".join(output["text"]))
-        else:
-            parts.append("".join(output.get("data", {}).get("text/plain", "")))
-    return "".join(parts)
 
 
 @pytest.mark.parametrize("chapter", sorted(CHAPTERS))

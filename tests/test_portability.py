@@ -23,7 +23,8 @@ import pytest
 GENERATORS = r"""
 import hashlib, json
 import numpy as np
-from cosine_book.group_moments import (GroupSpec, sample_with_moments, two_group_sample)
+from cosine_book.correlation import sample_with_moments
+from cosine_book.widgets.correlation import DECOMPOSITION
 from cosine_book.datasets import load_digits_split
 from cosine_book.simulation import make_clustered_interactions
 from cosine_book.portable import power
@@ -87,9 +88,8 @@ out["chapter 4 samples"] = digest(*[
     np.concatenate(sample_with_moments(100, 0.0, 0.0, 1.0, 1.0, r, seed=1))
     for r in np.linspace(-1.0, 1.0, 21)
 ])
-first = GroupSpec(n=40, x_mean=0.0, y_mean=1.0, spread=1.0, correlation=0.7)
-second = GroupSpec(n=60, x_mean=3.0, y_mean=-1.0, spread=0.5, correlation=0.4)
-out["chapters 4-5 groups"] = digest(*two_group_sample(first, second, seed=0)[:2])
+state = DECOMPOSITION.state(**DECOMPOSITION.defaults())
+out["chapters 4-5 groups"] = digest(state.x, state.y)
 from cosine_book.portable import standard_normal
 out["normal draws"] = digest(standard_normal(np.random.default_rng(4), (2, 600_000)))
 # Chapter 1: the transformer's first mini-batches (window starts are integer draws;

@@ -1,58 +1,28 @@
-"""Tests for the widgets of chapters 4 and 5 (cosine_book.widgets.correlation), their
-computation (two_group_sample, offset_sweep in cosine_book.correlation) and their figures
-(cosine_book.plotting.correlation). Each "try this" sentence of the chapters is checked on
-every setting the HTML version (and the live one) offers that the sentence covers."""
+"""The widgets of chapters 4 and 5 (cosine_book.widgets.correlation): each "try this"
+sentence of the chapters is checked on every setting the HTML version (and the live one)
+offers that the sentence covers."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import re
-from typing import NamedTuple
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-import scipy.sparse
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from cosine_book.correlation import grouped_correlation
-from cosine_book.group_moments import (
-    GroupSpec,
-    offset_sweep,
-    pooled_correlation,
-    two_group_sample,
-    zero_crossing_gap,
-)
-from cosine_book.plotting.correlation import (
-    decomposition_figure,
-    draw_decomposition,
-    draw_grouped_scatter,
-)
-from cosine_book.plotting.simpson import draw_offset_sweep
+from cosine_book.correlation import pooled_correlation
+from cosine_book.plotting.correlation import draw_decomposition
 from cosine_book.widgets import decomposition_widget, simpson_widget
 from cosine_book.widgets.core import LiveWidget, Slider, static_html, typeset_minus
-from cosine_book.widgets.correlation import (
-    B_OFFSETS,
-    DECOMPOSITION,
-    SIMPSON,
-    decomposition_state,
-    simpson_spec,
-    simpson_state,
-)
-
-SETTINGS = settings(max_examples=40, deadline=None)
+from cosine_book.widgets.correlation import B_OFFSETS, DECOMPOSITION, SIMPSON
 
 
 def offered(spec, name):
     """(value, state) of the HTML version as control ``name`` moves alone from the defaults."""
     control = next(c for c in spec.controls if c.name == name)
     return [(value, spec.state(**{**spec.defaults(), name: value})) for value in control.values()]
-
-
-def preset(spec, label):
-    return spec.state(**{**spec.defaults(), **spec.presets[label]})
 
 
 def tiny_figure(_state):
@@ -65,296 +35,32 @@ def frames_of(fragment):
     return json.loads(data.group(1).replace("<\\/", "</"))
 
 
-# --- computation: two_group_sample, offset_sweep ---------------------------------
-
-
-def test_two_group_sample_has_the_requested_moments():
-    x, y, groups = two_group_sample(
-        GroupSpec(30, 1.0, 2.0, 0.5, 0.6), GroupSpec(50, -1, 0, 2, -0.3)
-    )
-    result = grouped_correlation(x, y, groups)
-    np.testing.assert_allclose(result.counts, [30, 50])
-    np.testing.assert_allclose(result.within, [0.6, -0.3], atol=1e-12)
-    np.testing.assert_allclose(result.x_means, [1.0, -1.0], atol=1e-12)
-    np.testing.assert_allclose(result.y_sds, [0.5, 2.0], atol=1e-12)
-
-
-@SETTINGS
-@given(
-    st.integers(3, 60),
-    st.integers(3, 60),
-    st.lists(st.floats(-5, 5), min_size=4, max_size=4),
-    st.lists(st.floats(0.1, 3), min_size=2, max_size=2),
-    st.lists(st.floats(-1, 1), min_size=2, max_size=2),
-    st.integers(0, 2**32),
-)
-def test_two_group_sample_moments_are_exact(n_a, n_b, means, spreads, within, seed):
-    first = GroupSpec(n_a, means[0], means[1], spreads[0], within[0])
-    second = GroupSpec(n_b, means[2], means[3], spreads[1], within[1])
-    x, y, groups = two_group_sample(first, second, seed=seed)
-    result = grouped_correlation(x, y, groups)
-    np.testing.assert_array_equal(result.counts, [n_a, n_b])
-    np.testing.assert_allclose(result.x_means, [means[0], means[2]], atol=1e-12)
-    np.testing.assert_allclose(result.y_means, [means[1], means[3]], atol=1e-12)
-    np.testing.assert_allclose(result.x_sds, spreads, rtol=1e-12)
-    np.testing.assert_allclose(result.y_sds, spreads, rtol=1e-12)
-    np.testing.assert_allclose(result.within, within, atol=1e-12)
-    again = two_group_sample(first, second, seed=seed)
-    np.testing.assert_array_equal(again[0], x)  # the same points on every call
-    np.testing.assert_array_equal(again[1], y)
-
-
-def test_offset_sweep_flips_sign_at_the_zero_gap():
-    gaps = np.linspace(-8, 8, 161)
-    pooled, zero_gap = offset_sweep(gaps, within=(0.8, 0.8), x_gap=3.0)
-    assert (pooled[gaps < zero_gap] < 0).all()
-    assert (pooled[gaps > zero_gap] > 0).all()
-    # Far away the between-group part dominates: r tends to +-(x-gap share of x's spread).
-    far, _ = offset_sweep([-1e6, 1e6], within=(0.8, 0.8), x_gap=3.0)
-    limit = 0.5 * 3.0 / np.sqrt(1.0 + 0.25 * 9.0)
-    np.testing.assert_allclose(far, [-limit, limit], atol=1e-5)
-
-
-@SETTINGS
-@given(
-    st.lists(st.floats(-50, 50), min_size=1, max_size=8),
-    st.lists(st.floats(0.05, 1), min_size=2, max_size=2),
-    st.floats(0.1, 10) | st.floats(-10, -0.1),
-    st.lists(st.floats(0.0, 4), min_size=2, max_size=2).filter(any),
-    st.lists(st.floats(-1, 1), min_size=2, max_size=2),
-)
-def test_offset_sweep_is_the_pooled_correlation(gaps, shares, x_gap, spreads, within):
-    pooled, zero_gap = offset_sweep(
-        gaps, shares=shares, x_gap=x_gap, spreads=spreads, within=within
-    )
-    within_nan = [r if s > 0 else np.nan for r, s in zip(within, spreads, strict=True)]
-    for gap, r in zip(gaps, pooled, strict=True):
-        expected = pooled_correlation(
-            shares, [0.0, x_gap], [0.0, gap], spreads, spreads, within_nan
-        )
-        assert r == pytest.approx(expected, abs=1e-12)
-    assert zero_gap == zero_crossing_gap(shares, x_gap, spreads, spreads, within_nan)
-
-
-def test_offset_sweep_exact_on_extreme_magnitudes():
-    for scale in (1e-300, 1e300):
-        pooled, zero_gap = offset_sweep(
-            np.array([-3.0, 0.0, 3.0]) * scale, x_gap=3.0 * scale, spreads=(scale, scale)
-        )
-        expected = [(0.8 - 2.25) / 3.25, 0.8 / np.sqrt(3.25), (0.8 + 2.25) / 3.25]
-        np.testing.assert_allclose(pooled, expected, rtol=1e-12)
-        assert zero_gap == pytest.approx(-16 / 15 * scale, rel=1e-12)
-
-
-class Refused(NamedTuple):
-    """The call raises ValueError with this fragment (a literal, not a pattern)."""
-
-    fragment: str
-
-
-_A = GroupSpec(10, 0.0, 0.0, 1.0, 0.5)
-
-
-def _pair(**changes):
-    return lambda: two_group_sample(dataclasses.replace(_A, **changes), _A)[0].mean()
-
-
-def _second(**changes):
-    return lambda: two_group_sample(_A, dataclasses.replace(_A, **changes))[0].mean()
-
-
-def _sweep(gaps=(0.0, 1.0), **changes):
-    return lambda: offset_sweep(gaps, **changes)[0]
-
-
-BAD_INPUT = [
-    pytest.param(
-        lambda: two_group_sample((10, 0, 0, 1, 0.5), _A),
-        Refused("first must be a GroupSpec; got tuple"),
-        id="two_group_sample-not-spec",
-    ),
-    pytest.param(_pair(n=2), Refused("first.n must be at least 3"), id="two_group_sample-n"),
-    pytest.param(
-        _pair(n=10.0), Refused("first.n must be an integer"), id="two_group_sample-n-float"
-    ),
-    pytest.param(
-        _second(spread=-1.0),
-        Refused("second.spread must be nonnegative"),
-        id="two_group_sample-spread",
-    ),
-    pytest.param(
-        _pair(correlation=1.5),
-        Refused("first.correlation must lie in [-1, 1]"),
-        id="two_group_sample-correlation",
-    ),
-    pytest.param(
-        _pair(x_mean=np.nan),
-        Refused("first.x_mean must be a finite real number"),
-        id="two_group_sample-nan",
-    ),
-    pytest.param(
-        _pair(y_mean=np.inf),
-        Refused("first.y_mean must be a finite real number"),
-        id="two_group_sample-inf",
-    ),
-    pytest.param(
-        _pair(x_mean="1"), Refused("first.x_mean must be a real number"), id="two_group_sample-str"
-    ),
-    pytest.param(
-        _pair(x_mean=1j), Refused("first.x_mean must be a real number"), id="two_group_sample-cplx"
-    ),
-    pytest.param(
-        _second(spread=1e308),
-        Refused("second.x_mean and second.spread are too large"),
-        id="two_group_sample-overflow",
-    ),
-    pytest.param(
-        lambda: two_group_sample(_A, _A, seed=-1),
-        Refused("seed must be at least 0"),
-        id="two_group_sample-seed",
-    ),
-    pytest.param(
-        lambda: two_group_sample(GroupSpec(10, 1e300, 0, 1e299, 0.5), _A)[0][:10].mean(),
-        1e300,
-        id="two_group_sample-1e300",
-    ),
-    pytest.param(
-        _sweep(np.ma.masked_array([0.0, 1.0], mask=[0, 1])),
-        Refused("y_gaps is a masked array"),
-        id="offset_sweep-masked",
-    ),
-    pytest.param(
-        _sweep(scipy.sparse.csr_array([[0.0, 1.0]])),
-        Refused("y_gaps is a sparse csr_array"),
-        id="offset_sweep-sparse",
-    ),
-    pytest.param(_sweep([1j]), Refused("y_gaps is complex"), id="offset_sweep-complex"),
-    pytest.param(
-        _sweep(["1.0"]), Refused("y_gaps is an array of strings"), id="offset_sweep-strings"
-    ),
-    pytest.param(
-        _sweep([object()]), Refused("y_gaps is an array of Python objects"), id="offset_sweep-obj"
-    ),
-    pytest.param(
-        _sweep([[1.0], [1.0, 2.0]]), Refused("y_gaps is ragged"), id="offset_sweep-ragged"
-    ),
-    pytest.param(_sweep([]), Refused("y_gaps is empty"), id="offset_sweep-empty"),
-    pytest.param(
-        _sweep([[0.0, 1.0]]),
-        Refused("expected a scalar or a 1-D array"),
-        id="offset_sweep-2d",
-    ),
-    pytest.param(
-        _sweep([0.0, np.nan]),
-        Refused("y_gaps contains NaN (first at flat index 1)"),
-        id="offset_sweep-nan",
-    ),
-    pytest.param(
-        _sweep([np.inf]), Refused("y_gaps contains an infinite value"), id="offset_sweep-inf"
-    ),
-    pytest.param(
-        _sweep(x_gap=0.0), Refused("x_gap must be finite and nonzero"), id="offset_sweep-x_gap"
-    ),
-    pytest.param(
-        _sweep(spreads=(1.0, 1.0, 1.0)),
-        Refused("shares, spreads and within must each have exactly 2 entries"),
-        id="offset_sweep-three",
-    ),
-    pytest.param(
-        _sweep(spreads=(1.0, -1.0)),
-        Refused("spreads must be nonnegative"),
-        id="offset_sweep-negative-spread",
-    ),
-    pytest.param(
-        _sweep(shares=(1.0, 0.0)), Refused("shares must be positive"), id="offset_sweep-share"
-    ),
-    pytest.param(
-        _sweep(within=(0.5, 1.5)),
-        Refused("within correlations must lie in [-1, 1]"),
-        id="offset_sweep-within",
-    ),
-    pytest.param(
-        _sweep(spreads=(0.0, 0.0), within=(np.nan, np.nan)),
-        Refused("the pooled y is constant"),
-        id="offset_sweep-constant-y",
-    ),
-    pytest.param(
-        _sweep(1.0), np.array([1.55 / np.sqrt(3.25 * 1.25)]), id="offset_sweep-scalar"
-    ),  # (0.8 + 0.75) / sqrt(3.25 * 1.25)
-    pytest.param(
-        _sweep([3e300], x_gap=3e300, spreads=(1e300, 1e300)),
-        np.array([12.2 / 13]),
-        id="offset_sweep-1e300",
-    ),  # (0.8 + 2.25) / 3.25
-    pytest.param(
-        lambda: draw_offset_sweep(plt.gca(), [0.0, 1.0], [0.5], 0.0, y_gap=0.0, current=0.5),
-        Refused("pooled has shape (1,) but gaps has (2,)"),
-        id="draw_offset_sweep-shapes",
-    ),
-    pytest.param(
-        lambda: draw_offset_sweep(plt.gca(), [0.0], [0.5], 0.0, y_gap=np.nan, current=0.5),
-        Refused("y_gap must be a finite real number"),
-        id="draw_offset_sweep-nan",
-    ),
-    pytest.param(
-        lambda: draw_grouped_scatter(
-            plt.gca(), [0, 1, 2, 3], [1, 2, 0, 1], [0, 0, 1, 1], jitter=-1
-        ),
-        Refused("jitter must be nonnegative"),
-        id="draw_grouped_scatter-jitter",
-    ),
-    pytest.param(
-        lambda: draw_grouped_scatter(plt.gca(), [0, 1, 2, np.nan], [1, 2, 0, 1], [0, 0, 1, 1]),
-        Refused("x contains NaN"),
-        id="draw_grouped_scatter-nan",
-    ),
-]
-
-
-@pytest.mark.parametrize(("call", "expected"), BAD_INPUT)
-def test_bad_input_table(call, expected):
-    try:
-        if isinstance(expected, Refused):
-            with pytest.raises(ValueError, match=re.escape(expected.fragment)):
-                call()
-        else:
-            np.testing.assert_allclose(call(), expected, rtol=1e-12, atol=0)
-    finally:
-        plt.close("all")
-
-
 # --- the state functions and specs ----------------------------------------------
 
 
 def test_decomposition_state_has_the_slider_moments():
-    state = decomposition_state(0.3, 0, 1, 1, 0.9, 3, -2, 0.5, 0.9)
+    state = DECOMPOSITION.state("(+3, −3): start", 1.0, 0.5, 0.8, -1.0)
     result = state.result
-    assert result.counts.tolist() == [36, 84]
+    assert result.counts.tolist() == [60, 60]
     np.testing.assert_allclose(result.x_means, [0.0, 3.0], atol=1e-12)
+    np.testing.assert_allclose(result.y_means, [1.5, -1.5], atol=1e-12)
     np.testing.assert_allclose(result.y_sds, [1.0, 0.5], atol=1e-12)
-    np.testing.assert_allclose(result.within, [0.9, 0.9], atol=1e-12)
-    assert result.pooled < 0 < result.within.min()
+    np.testing.assert_allclose(result.within, [0.8, -1.0], atol=1e-12)
     assert sum(result.parts()) == pytest.approx(result.pooled, abs=1e-12)
-    # Extreme shares keep at least 3 points in each group.
-    assert decomposition_state(0.01, 0, 0, 1, 0, 1, 1, 1, 0).result.counts.tolist() == [3, 117]
 
 
 def test_simpson_state_curve_passes_through_the_shown_sample():
     for y_gap in (-3.0, 0.5, 8.0):
-        state = simpson_state(y_gap)
-        (on_curve,), zero_gap = offset_sweep([y_gap])
-        assert state.result.pooled == pytest.approx(on_curve, abs=1e-12)
-        assert state.zero_gap == zero_gap
-        assert state.gaps[0] == -8.0 and state.gaps[-1] == 8.0
+        state = SIMPSON.state(y_gap)
+        on_curve = pooled_correlation([1, 1], [0, 3], [0, y_gap], [1, 1], [1, 1], [0.8, 0.8])
+        assert state.groups.result.pooled == pytest.approx(on_curve, abs=1e-12)
+        assert state.zero_gap == pytest.approx(-16 / 15, rel=1e-12)
+        assert len(state.pooled) == 401
 
 
-def test_widget_functions_return_live_widgets_and_refuse_bad_arguments():
+def test_widget_functions_return_live_widgets():
     assert isinstance(decomposition_widget(), LiveWidget)
     assert isinstance(simpson_widget(), LiveWidget)
-    with pytest.raises(ValueError, match="x_gap must be finite and nonzero"):
-        simpson_widget(x_gap=0.0)
-    with pytest.raises(ValueError, match="first.n must be at least 3"):
-        simpson_spec(n_per_group=2)
 
 
 def test_html_versions_offer_every_combination_within_the_frame_budget():
@@ -394,7 +100,7 @@ def test_real_frames_draw():
         data = frames_of(static_html(small))
         assert len(data["images"]) == len(values)
         assert all(image.startswith("data:image/png;base64,") for image in data["images"])
-    fig = decomposition_figure([0, 1, 2, 3], [1, 2, 0, 1], ["a", "a", "b", "b"])
+    fig = DECOMPOSITION.draw(DECOMPOSITION.state(**DECOMPOSITION.defaults()))
     assert [t.get_text() for t in fig.axes[1].get_xticklabels()][-1] == "pooled r"
     plt.close("all")
 
@@ -411,11 +117,11 @@ def test_figures_show_zero_as_zero():
 
 def test_simpson_figure_marks_the_current_offset():
     # The widget's own drawing function: simpson_figure on the state's fields.
-    state = simpson_state(-3.0)
+    state = SIMPSON.state(-3.0)
     fig = SIMPSON.draw(state)
     dot = fig.axes[1].lines[-1]
     assert dot.get_xdata()[0] == -3.0
-    assert dot.get_ydata()[0] == pytest.approx(state.result.pooled)
+    assert dot.get_ydata()[0] == pytest.approx(state.groups.result.pooled)
     plt.close(fig)
 
 
@@ -434,9 +140,7 @@ def ch4(offset, spread_a=1.0, spread_b=1.0, r_a=0.8, r_b=0.5):
 def test_ch4_every_point_of_every_setting_is_drawn():
     # "The points drawn have exactly those sample moments": all of them, inside the
     # scatter's fixed limits.
-    from cosine_book.widgets.correlation import _SCATTER_LIMITS
-
-    (x_low, x_high), (y_low, y_high) = _SCATTER_LIMITS
+    (x_low, x_high), (y_low, y_high) = (-5.0, 8.0), (-6.0, 9.0)  # the scatter's fixed axes
     for setting in DECOMPOSITION.settings():
         state = DECOMPOSITION.state(**setting)
         assert x_low < state.x.min() and state.x.max() < x_high, setting
@@ -482,7 +186,7 @@ def test_ch4_smaller_spreads_let_the_between_part_win_sooner():
     wide, narrow = ch4("(+1, −1)"), ch4("(+1, −1)", 0.5, 0.5)
     np.testing.assert_allclose(narrow.x_means, wide.x_means, atol=1e-12)
     assert wide.pooled > 0 > narrow.pooled  # same gap: only the narrow groups flip
-    assert narrow.between_shares()[0] > wide.between_shares()[0]
+    assert narrow.between_shares[0] > wide.between_shares[0]
     # "With the starting group r's and the spreads the HTML version offers, shrinking
     # either spread lowers the pooled r at every offset on the falling line ... At (+3, +3)
     # ... shrinking either spread raises it: from 0.892 ... to 0.965": checked on every
@@ -522,7 +226,7 @@ def test_ch4_mirror_image_with_r_minus_one_and_rising_means():
 
 
 def test_ch5_starts_in_a_paradoxical_state():
-    result = SIMPSON.state(**SIMPSON.defaults()).result
+    result = SIMPSON.state(**SIMPSON.defaults()).groups.result
     np.testing.assert_allclose(result.within, [0.8, 0.8], atol=1e-12)
     assert round(result.pooled, 2) == -0.45  # as the text says
     assert SIMPSON.defaults() == {"y_gap": -3.0}  # "three units below A"
@@ -536,23 +240,24 @@ def test_ch5_pooled_r_changes_sign_at_the_dashed_line_while_group_slopes_stay():
     above = [value for value, _ in states if value > zero_gap]
     assert below and above  # offered on both sides of the dashed line
     for value, state in states:
-        result = state.result
+        result = state.groups.result
         assert (result.pooled > 0) == (value > zero_gap)
         if value <= zero_gap - 2:
             assert result.pooled < -0.4  # clearly negative below the line
         # Group lines keep their slope r * s_y / s_x = 0.8.
         np.testing.assert_allclose(result.within * result.y_sds / result.x_sds, 0.8, atol=1e-12)
     # Moving B up from the start raises the pooled r, through zero, to clearly positive.
-    rising = [state.result.pooled for value, state in states if -8 <= value <= 2]
+    rising = [state.groups.result.pooled for value, state in states if -8 <= value <= 2]
     assert all(a < b for a, b in zip(rising, rising[1:], strict=False))
     assert rising[-1] > 0.8
 
 
 def test_ch5_pooled_r_overshoots_then_falls_back_instead_of_reaching_one():
     # "Upwards the pooled r overshoots: it peaks at 0.943 ... then falls back slowly (0.915
-    # at +8); downwards it grows in magnitude (-0.70 at -8). Both ends tend to +-0.83"
+    # at +8); downwards it grows in magnitude (-0.70 at -8)", on the slider's stops (the
+    # limits +-0.83 are checked in test_chapter5_claims)
     states = offered(SIMPSON, "y_gap")
-    pooled = {value: state.result.pooled for value, state in states}
+    pooled = {value: state.groups.result.pooled for value, state in states}
     assert max(abs(r) for r in pooled.values()) < 0.95
     top = max(pooled, key=pooled.get)
     assert top == 4.0 and round(pooled[top], 3) == 0.943  # the slider's stop nearest +3.75
@@ -561,10 +266,6 @@ def test_ch5_pooled_r_overshoots_then_falls_back_instead_of_reaching_one():
     assert round(pooled[8.0], 3) == 0.915 and round(pooled[-8.0], 2) == -0.70
     rising = [pooled[v] for v in sorted(pooled) if v <= top]
     assert all(a < b for a, b in zip(rising, rising[1:], strict=False))
-    # The limits, as B moves arbitrarily far: sqrt(p1 p2) dx / sqrt(W + p1 p2 dx^2) < 1.
-    far, _ = offset_sweep([-1e9, 1e9])
-    np.testing.assert_allclose(far, [-1.5 / np.sqrt(3.25), 1.5 / np.sqrt(3.25)], atol=1e-8)
-    assert round(1.5 / np.sqrt(3.25), 2) == 0.83
 
 
 def test_ch5_non_collapsible_at_offset_zero_and_above_both_from_plus_two():
@@ -572,7 +273,7 @@ def test_ch5_non_collapsible_at_offset_zero_and_above_both_from_plus_two():
     # 0.44"; "at every offset above about +1.15 (on the slider, +2 and above) the pooled r
     # lies above both group r's"
     for value, state in offered(SIMPSON, "y_gap"):
-        result = state.result
+        result = state.groups.result
         if value == 0:
             assert result.between_covariance == pytest.approx(0.0, abs=1e-12)
             assert round(result.pooled, 2) == 0.44

@@ -1,25 +1,8 @@
-"""Rates of a binary outcome in two arms across strata: standardisation and effects.
+"""Rates of a binary outcome in two arms across strata: Berkeley's admissions (chapter 5).
 
-Chapter 5 reads the Berkeley admissions as one 2 x 2 table (sex by admission) per
-department. Everything here is a weighted average of the per-stratum rates:
-
-- :meth:`Strata.difference`: the stratum differences ``a_1 - a_0`` averaged with any
-  nonnegative weights. Weights ``n_1 n_0 / n`` give the Mantel-Haenszel risk
-  difference (Greenland and Robins, 1985); weights ``n`` (the stratum's share of
-  everybody) give the standardised controlled direct effect, weights ``P(g)``. The
-  stratum (department) is an effect of the arm (sex) in chapter 5, so this is not a
-  back-door adjustment: with no unmeasured confounding it is the controlled direct
-  effect averaged over the strata with the mix of all units.
-- :meth:`Strata.mantel_haenszel_interval`: its confidence interval with Sato's (1989)
-  variance.
-- :meth:`Strata.standardised`: both arms' overall rates under one mix of strata.
-- :meth:`Strata.natural_effects`: pure and total natural direct and indirect effects
-  by the mediation formula, with the stratum as the mediator (Robins and Greenland,
-  1992; Pearl, 2001); :meth:`Strata.summaries` collects every summary and
-  :func:`bootstrap_summaries` resamples the units for percentile intervals.
-
-Used in chapter 5. Tests of significance are left to ``scipy.stats`` and
-``statsmodels`` (:meth:`Strata.tables` gives the tables they take).
+One 2 x 2 table (arm by outcome) per stratum; every summary is a weighted average of the
+per-stratum rates. Tests of significance are left to ``scipy.stats`` and ``statsmodels``
+(:meth:`Strata.tables` gives the tables they take).
 """
 
 from __future__ import annotations
@@ -32,12 +15,12 @@ from scipy import stats
 
 from cosine_book.datasets import BerkeleyAdmissions
 
-__all__ = ["Strata", "admission_strata", "bootstrap_summaries", "resample_within"]
+__all__ = ["admission_strata"]
 
 
-def _counts(value: ArrayLike, name: str, size: int | None) -> NDArray[np.int64]:
+def _counts(value: ArrayLike, name: str, size: int) -> NDArray[np.int64]:
     array = np.asarray(value)
-    if array.ndim != 1 or array.size == 0 or (size is not None and array.size != size):
+    if array.ndim != 1 or array.size == 0 or array.size != size:
         raise ValueError(f"{name} must be a nonempty 1-D array of counts, one per stratum")
     if not np.issubdtype(array.dtype, np.integer) or np.any(array < 0):
         raise ValueError(f"{name} must hold nonnegative integer counts; got {array!r}")
@@ -46,13 +29,10 @@ def _counts(value: ArrayLike, name: str, size: int | None) -> NDArray[np.int64]:
 
 @dataclass(frozen=True)
 class Strata:
-    """Per-stratum counts of two arms (1 and 0) and of their positive outcomes.
+    """Per-stratum units ``n1, n0`` of arms 1 and 0 and their positive outcomes ``k1, k0``.
 
-    Arm 1 is women and arm 0 men in chapter 5; the outcome is admission.
-    Every stratum must have at least one unit in each arm.
+    In chapter 5 arm 1 is women, arm 0 men, the outcome admission.
 
-    Examples
-    --------
     >>> s = Strata(("A", "B"), [10, 10], [5, 2], [10, 30], [4, 3])
     >>> round(s.mantel_haenszel_difference(), 4)  # 0.1 in both strata
     0.1
@@ -65,9 +45,8 @@ class Strata:
     k0: NDArray[np.int64]
 
     def __post_init__(self) -> None:
-        size = len(self.labels)
         for name in ("n1", "k1", "n0", "k0"):
-            object.__setattr__(self, name, _counts(getattr(self, name), name, size))
+            object.__setattr__(self, name, _counts(getattr(self, name), name, len(self.labels)))
         if np.any(self.n1 == 0) or np.any(self.n0 == 0):
             raise ValueError("n1 and n0 must be positive in every stratum (both arms present)")
         if np.any(self.k1 > self.n1) or np.any(self.k0 > self.n0):
@@ -86,8 +65,6 @@ class Strata:
     def difference(self, weights: ArrayLike) -> float:
         """Weighted average ``sum w (a_1 - a_0) / sum w`` of the stratum differences."""
         w = np.asarray(weights, dtype=np.float64)
-        if w.shape != self.n1.shape or np.any(w < 0) or not w.sum() > 0:
-            raise ValueError("weights must be nonnegative, one per stratum, with a positive sum")
         a1, a0 = self.rates
         return float(np.sum(w * (a1 - a0)) / w.sum())
 
@@ -95,24 +72,20 @@ class Strata:
         """Mantel-Haenszel risk difference: weights ``n_1 n_0 / (n_1 + n_0)``."""
         return self.difference(self.n1 * self.n0 / (self.n1 + self.n0))
 
-    def mantel_haenszel_interval(self, level: float = 0.95) -> tuple[float, float]:
-        """Wald interval of the Mantel-Haenszel risk difference, Sato's (1989) variance.
+    def mantel_haenszel_interval(self) -> tuple[float, float]:
+        """95 % Wald interval of the Mantel-Haenszel risk difference, Sato's (1989) variance.
 
-        With ``N = n_1 + n_0`` and ``W = sum n_1 n_0 / N`` the variance is
-        ``(RD sum P + sum Q) / W**2``, where
+        ``(RD sum P + sum Q) / W**2`` with ``N = n_1 + n_0``, ``W = sum n_1 n_0 / N``,
         ``P = (n_1**2 k_0 - n_0**2 k_1 + n_1 n_0 (n_0 - n_1) / 2) / N**2`` and
-        ``Q = (k_1 (n_0 - k_0) + k_0 (n_1 - k_1)) / (2 N)``. Valid both for many
-        small strata and for few large ones.
+        ``Q = (k_1 (n_0 - k_0) + k_0 (n_1 - k_1)) / (2 N)``.
         """
-        if not 0.0 < level < 1.0:
-            raise ValueError(f"level must lie in (0, 1); got {level!r}")
         n1, k1, n0, k0 = (v.astype(np.float64) for v in (self.n1, self.k1, self.n0, self.k0))
         n = n1 + n0
         rd = self.mantel_haenszel_difference()
         p = (n1 * n1 * k0 - n0 * n0 * k1 + n1 * n0 * (n0 - n1) / 2) / (n * n)
         q = (k1 * (n0 - k0) + k0 * (n1 - k1)) / (2 * n)
         se = np.sqrt(rd * p.sum() + q.sum()) / np.sum(n1 * n0 / n)
-        z = stats.norm.ppf(0.5 + level / 2)
+        z = stats.norm.ppf(0.975)
         return float(rd - z * se), float(rd + z * se)
 
     def standardised(self, mix: ArrayLike) -> tuple[float, float]:
@@ -124,19 +97,12 @@ class Strata:
         return float(m @ a1), float(m @ a0)
 
     def natural_effects(self, reference: int) -> tuple[float, float]:
-        """Natural direct and indirect effect of arm 1 versus arm 0 (mediation formula).
+        """Natural direct and indirect effects of arm 1 versus arm 0 (the mediation formula).
 
-        ``reference=0``: the *pure* NDE ``sum_g P(g | 0) (a_1 - a_0)`` and the
-        *total* NIE ``sum_g (P(g | 1) - P(g | 0)) a_1``. ``reference=1``: the
-        *total* NDE ``sum_g P(g | 1) (a_1 - a_0)`` and the *pure* NIE
-        ``sum_g (P(g | 1) - P(g | 0)) a_0`` (Robins and Greenland, 1992). In both,
-        NDE + NIE is the crude difference; the two decompositions differ by the
-        mediated interaction ``sum_g (P(g | 1) - P(g | 0)) (a_1 - a_0)``.
+        ``reference=0``: pure NDE ``sum_g P(g | 0) (a_1 - a_0)`` and total NIE
+        ``sum_g (P(g | 1) - P(g | 0)) a_1``; ``reference=1``: total NDE and pure NIE, the
+        same with ``P(g | 1)`` and ``a_0``. Either pair adds up to the crude difference.
         """
-        if reference not in (0, 1):
-            raise ValueError(
-                f"reference must be 0 or 1 (the arm whose mix is held); got {reference!r}"
-            )
         a1, a0 = self.rates
         shift = self.mix(1) - self.mix(0)
         if reference == 0:
@@ -170,6 +136,12 @@ class Strata:
         k1, f1, k0, f0 = drawn.reshape(cells.shape).T
         return Strata(self.labels, k1 + f1, k1, k0 + f0, k0)
 
+    def bootstrap(self, draws: int, seed: int) -> dict[str, NDArray[np.float64]]:
+        """:meth:`summaries` of ``draws`` resamples of the units. Used in chapter 5."""
+        rng = np.random.default_rng(seed)
+        rows = [self.resample(rng).summaries() for _ in range(draws)]
+        return {name: np.array([row[name] for row in rows]) for name in rows[0]}
+
     def tables(self) -> list[NDArray[np.int64]]:
         """One 2 x 2 table ``[[k1, n1 - k1], [k0, n0 - k0]]`` per stratum."""
         return [
@@ -189,8 +161,6 @@ class Strata:
 def admission_strata(table: BerkeleyAdmissions) -> Strata:
     """Berkeley's departments as strata, women as arm 1 and men as arm 0. Used in chapter 5.
 
-    Examples
-    --------
     >>> from cosine_book.datasets import load_berkeley_admissions
     >>> s = admission_strata(load_berkeley_admissions())
     >>> s.labels, int(s.n1.sum()), int(s.n0.sum())
@@ -209,38 +179,3 @@ def admission_strata(table: BerkeleyAdmissions) -> Strata:
         pick(table.applicants, men),
         pick(table.admitted, men),
     )
-
-
-def bootstrap_summaries(strata: Strata, draws: int, seed: int) -> dict[str, NDArray[np.float64]]:
-    """:meth:`Strata.summaries` on ``draws`` resamples of the units. Used in chapter 5.
-
-    A resample that leaves an arm of a stratum empty cannot be summarised and
-    raises ``ValueError``; with Berkeley's counts that does not happen.
-    """
-    if int(draws) != draws or draws < 1:
-        raise ValueError(f"draws must be a positive integer; got {draws!r}")
-    rng = np.random.default_rng(seed)
-    rows = [strata.resample(rng).summaries() for _ in range(int(draws))]
-    return {name: np.array([row[name] for row in rows]) for name in rows[0]}
-
-
-def resample_within(groups: ArrayLike, rng: np.random.Generator) -> NDArray[np.intp]:
-    """Indices of a bootstrap resample drawn within each group (group sizes kept).
-
-    Integer draws only, so the resample is the same on every CPU. Used in chapter 5
-    (iris species as strata).
-
-    Examples
-    --------
-    >>> index = resample_within(["a", "a", "b"], np.random.default_rng(0))
-    >>> int(index[2])
-    2
-    """
-    labels = np.asarray(groups)
-    if labels.ndim != 1 or labels.size == 0:
-        raise ValueError("groups must be a nonempty 1-D array of labels, one per unit")
-    parts = []
-    for name in np.unique(labels):
-        members = np.flatnonzero(labels == name)
-        parts.append(members[rng.integers(0, members.size, members.size)])
-    return np.concatenate(parts)

@@ -5,8 +5,8 @@ plain Matplotlib calls, with the helpers below, or with the figures of one topic
 
 - :mod:`cosine_book.plotting.blocks`: block cosines, weights and bounds
   (chapters 2 and 3);
-- :mod:`cosine_book.plotting.correlation`: groups, pooled correlation and
-  Simpson's paradox (chapters 4 and 5);
+- :mod:`cosine_book.plotting.correlation`: centring, groups, pooled correlation,
+  Simpson's paradox and Berkeley (chapters 4 and 5);
 - :mod:`cosine_book.plotting.diagnostics`: distributions of cosines, neighbour
   lists and the shared direction (chapter 7);
 - :mod:`cosine_book.plotting.factorization`: cosine matrices of embeddings
