@@ -229,12 +229,7 @@ def test_heatmap_annotation_and_boundaries():
 
 
 SPECTRUM_BAD_INPUTS = [
-    (lambda: plot_spectrum({}, 1.0, 1.0), "non-empty dict"),
-    (lambda: plot_spectrum({"A": [1.0, -1.0]}, 1.0, 1.0), "negative"),
-    (lambda: plot_spectrum({"A": [1.0, np.nan]}, 1.0, 1.0), "NaN"),
-    (lambda: plot_spectrum({"A": [1.0]}, 0.0, 1.0), "lam1 must be positive"),
-    (lambda: plot_spectrum({"A": [1.0]}, 1.0, 1.0, k=0), "k"),
-    (lambda: plot_spectrum({"A": ["1"]}, 1.0, 1.0), "strings"),
+    # plotting does not re-validate; the score it writes under a panel does
     (
         lambda: plot_cosine_heatmaps({"t": np.eye(2)}, ["t"], [0, 0], [1, 2], annotate=True),
         "both same-cluster",
