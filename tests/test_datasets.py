@@ -190,8 +190,6 @@ SIMULATOR_BAD_INPUT = [
     pytest.param({"power_law": 3}, "power_law must be"),
     pytest.param({"n_clusters": "3"}, "n_clusters must be an integer"),
     pytest.param({"cluster_concentration": 0}, "cluster_concentration"),
-    pytest.param({"max_items": 5, "min_items": 10, "n_users": 50, "n_items": 50}, "max_items"),
-    pytest.param({"max_items": 60, "n_users": 50, "n_items": 50}, "max_items"),
     pytest.param({"seed": -1}, "seed must be at least 0"),
     pytest.param({"seed": 1.5}, "seed must be an integer"),
 ]
@@ -201,17 +199,6 @@ SIMULATOR_BAD_INPUT = [
 def test_simulator_bad_input_table(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_clustered_interactions(**kwargs)
-
-
-def test_simulator_max_items_caps_items_per_user_and_changes_nothing_else():
-    kwargs = {"n_users": 300, "n_items": 60, "min_items": 5, "seed": 2}
-    capped = make_clustered_interactions(max_items=20, **kwargs)
-    default = make_clustered_interactions(**kwargs)
-    assert capped.items_per_user.max() == 20 and default.items_per_user.max() > 20
-    np.testing.assert_array_equal(capped.items_per_user, np.minimum(default.items_per_user, 20))
-    assert np.array_equal(capped.item_clusters, default.item_clusters)
-    full = make_clustered_interactions(max_items=60, **kwargs)
-    assert (full.X != default.X).nnz == 0
 
 
 # ------------------------------------------------ real data of chapters 6 and 7

@@ -218,11 +218,9 @@ def test_plot_spectrum_marks_both_thresholds():
     plt.close(fig)
 
 
-def test_heatmap_annotation_and_boundaries():
+def test_heatmaps_are_annotated_and_show_the_cluster_boundaries():
     truth = np.kron(np.eye(2), np.ones((2, 2)))
-    fig = plot_cosine_heatmaps(
-        {"t": truth}, ["t"], [0, 0, 1, 1], [4, 3, 2, 1], boundaries=True, annotate=True
-    )
+    fig = plot_cosine_heatmaps({"t": truth}, ["t"], [0, 0, 1, 1], [4, 3, 2, 1])
     assert fig.axes[0].texts[0].get_text() == "AUC 1.000, mean 0.333"
     assert len(fig.axes[0].lines) == 2  # one horizontal, one vertical boundary
     plt.close(fig)
@@ -231,7 +229,7 @@ def test_heatmap_annotation_and_boundaries():
 SPECTRUM_BAD_INPUTS = [
     # plotting does not re-validate; the score it writes under a panel does
     (
-        lambda: plot_cosine_heatmaps({"t": np.eye(2)}, ["t"], [0, 0], [1, 2], annotate=True),
+        lambda: plot_cosine_heatmaps({"t": np.eye(2)}, ["t"], [0, 0], [1, 2]),
         "both same-cluster",
     ),
 ]

@@ -25,11 +25,10 @@ _CHUNK = 2048  # users scored at a time: bounds the dense (users x items) blocks
 
 @dataclass(frozen=True)
 class ImplicitFeedback:
-    """A 0/1 user-by-movie matrix ``X`` and each column's title and index into the ratings."""
+    """A 0/1 user-by-movie matrix ``X`` and the title of each column."""
 
     X: scipy.sparse.csr_array
     titles: tuple[str, ...]
-    movies: NDArray[np.int64]
 
 
 def implicit_feedback(
@@ -69,7 +68,7 @@ def implicit_feedback(
         (np.ones(int(chosen.sum())), (users[chosen], column[movies[chosen]])),
         shape=(int(users.max()) + 1, kept.size),
     )
-    return ImplicitFeedback(X, tuple(str(ratings.titles[j]) for j in kept), kept.astype(np.int64))
+    return ImplicitFeedback(X, tuple(str(ratings.titles[j]) for j in kept))
 
 
 def holdout_split(

@@ -87,7 +87,6 @@ def make_clustered_interactions(
     preference: Literal["dirichlet", "lognormal"] = "dirichlet",
     power_law: Literal["rank", "sample"] = "rank",
     min_items: int = 20,
-    max_items: int | None = None,
 ) -> Interactions:
     r"""Simulate the clustered user-item data of Section 4 of Steck et al. (2024).
 
@@ -99,9 +98,9 @@ def make_clustered_interactions(
        :math:`p_i` is a power law of exponent :math:`\beta_c` within its cluster.
     3. User preferences :math:`p_{uc}` ~ Dirichlet(0.5), or i.i.d. log-normal(0, 1).
     4. :math:`p_{ui} = p_{u,c(i)}\, p_i / \sum_j p_{u,c(j)}\, p_j`.
-    5. Items per user :math:`k_u = \min(c, \lfloor m v_u \rfloor)`, :math:`c` =
-       ``max_items`` (default ``n_items``), :math:`m` = ``min_items``, :math:`v_u` a
-       power law of exponent 1/2; the items are drawn without replacement.
+    5. Items per user :math:`k_u = \min(p, \lfloor m v_u \rfloor)`, :math:`p` =
+       ``n_items``, :math:`m` = ``min_items``, :math:`v_u` a power law of exponent 1/2;
+       the items are drawn without replacement.
 
     A power law of exponent :math:`\beta` is, with ``power_law="rank"``, the value
     :math:`(n / q)^\beta` at a random rank :math:`q` of :math:`n`; with ``"sample"``,
@@ -122,8 +121,6 @@ def make_clustered_interactions(
     if power_law not in ("rank", "sample"):
         raise ValueError(f"power_law must be 'rank' or 'sample'; got {power_law!r}")
     min_items = as_int_scalar(min_items, "min_items", minimum=1, maximum=n_items)
-    cap = n_items if max_items is None else max_items
-    cap = as_int_scalar(cap, "max_items", minimum=min_items, maximum=n_items)
 
     if cluster_concentration is None:
         cluster_probabilities = np.full(n_clusters, 1.0 / n_clusters)
@@ -144,7 +141,7 @@ def make_clustered_interactions(
     else:
         user_preferences = round_to_24_bits(rng.lognormal(0.0, 1.0, size=(n_users, n_clusters)))
     activity = _power_law(rng, n_users, USER_EXPONENT, power_law)
-    items_per_user = np.minimum(cap, np.floor(min_items * activity)).astype(np.int64)
+    items_per_user = np.minimum(n_items, np.floor(min_items * activity)).astype(np.int64)
     X = _draw_items(rng, user_preferences, item_clusters, item_popularity, items_per_user)
     return Interactions(
         X,

@@ -24,22 +24,19 @@ def plot_cosine_heatmaps(
     clusters: ArrayLike,
     popularity: ArrayLike,
     titles: list[str] | None = None,
-    *,
-    boundaries: bool = False,
-    annotate: bool = False,
 ) -> Figure:
     """Item-item cosine heatmaps, three per row, items by cluster then by popularity.
 
     One panel per key of ``similarities`` in ``keys`` (titled ``titles``), a shared
-    red-blue scale on [-1, 1] in steps of 0.05. Each panel draws every ``p // 250``-th
-    item in display order (each cell one real pair); ``boundaries`` draws lines between
-    clusters, ``annotate`` writes each panel's :func:`~cosine_book.cluster_recovery.pair_auc`
-    and mean over the pairs of distinct items. Used in chapter 6.
+    red-blue scale on [-1, 1] in steps of 0.05, lines between the clusters. Each panel
+    draws every ``p // 250``-th item in display order (each cell one real pair) and is
+    scored under it on all items: :func:`~cosine_book.cluster_recovery.pair_auc` and the
+    mean over the pairs of distinct items. Used in chapter 6.
 
     Examples
     --------
     >>> truth = np.kron(np.eye(2), np.ones((2, 2)))
-    >>> fig = plot_cosine_heatmaps({"t": truth}, ["t"], [0, 0, 1, 1], [4, 3, 2, 1], annotate=True)
+    >>> fig = plot_cosine_heatmaps({"t": truth}, ["t"], [0, 0, 1, 1], [4, 3, 2, 1])
     >>> fig.axes[0].texts[0].get_text()
     'AUC 1.000, mean 0.333'
     >>> plt.close(fig)
@@ -66,23 +63,21 @@ def plot_cosine_heatmaps(
             extent=(-0.5, n_items - 0.5, n_items - 0.5, -0.5),
         )
         ax.set_title(title.replace("obj. 1, ", "obj. 1: ").replace("V_k", "$V_k$"), fontsize=9)
-        if boundaries:
-            for edge in edges:
-                ax.axhline(edge, color="0.15", lw=0.5)
-                ax.axvline(edge, color="0.15", lw=0.5)
-        if annotate:
-            mean = (float(np.sum(shown)) - float(np.sum(np.diagonal(shown)))) / (
-                n_items * (n_items - 1)
-            )
-            note = f"AUC {pair_auc(shown, labels):.3f}, mean {mean + 0.0:.3f}"
-            ax.text(0.5, -0.03, note, transform=ax.transAxes, ha="center", va="top", fontsize=9)
+        for edge in edges:
+            ax.axhline(edge, color="0.15", lw=0.5)
+            ax.axvline(edge, color="0.15", lw=0.5)
+        mean = (float(np.sum(shown)) - float(np.sum(np.diagonal(shown)))) / (
+            n_items * (n_items - 1)
+        )
+        note = f"AUC {pair_auc(shown, labels):.3f}, mean {mean + 0.0:.3f}"
+        ax.text(0.5, -0.03, note, transform=ax.transAxes, ha="center", va="top", fontsize=9)
     if image is not None:
         fig.colorbar(image, ax=axes, shrink=0.7, label="item–item cosine")
     return fig
 
 
 def plot_spectrum(
-    singular_values: dict[str, ArrayLike], lam1: float, lam2: float, k: int | None = None
+    singular_values: dict[str, ArrayLike], lam1: float, lam2: float, k: int
 ) -> Figure:
     r"""Singular values of each data set with the thresholds of objectives 1 and 2.
 
@@ -137,7 +132,6 @@ def plot_spectrum(
     right.set(ylim=(-0.03, 1.03), xlabel="index i", ylabel=r"share of $\sigma_i$ kept")
     right.set_title("what the predictions keep", fontsize=10)
     right.legend(fontsize=9, loc="upper right")
-    if k is not None:
-        for ax in (left, right):
-            ax.axvline(k, color=grey, lw=0.8, ls=":")
+    for ax in (left, right):
+        ax.axvline(k, color=grey, lw=0.8, ls=":")
     return fig
