@@ -138,14 +138,10 @@ def choose_lambda(train, k: int) -> tuple[np.ndarray, dict]:
     """
     fit, validation = validation_split(train)
     spectrum = gram_spectrum(fit)
-    recall = np.array(
-        [
-            evaluate_rankings(fit, validation, closed_form_scorers(spectrum, lam, k)).recall.mean(
-                axis=1
-            )
-            for lam in GRID
-        ]
-    )
+    recall = np.zeros((len(GRID), len(RANKINGS)))
+    for row, lam in enumerate(GRID):
+        scorers = closed_form_scorers(spectrum, lam, k)
+        recall[row] = evaluate_rankings(fit, validation, scorers).recall.mean(axis=1)
     return recall, {label: GRID[np.argmax(recall[:, m])] for m, label in enumerate(RANKINGS)}
 
 

@@ -168,7 +168,9 @@ def _checked(X: Any, lam: Any, k: Any, objective: Any) -> tuple[Any, float, int,
 def fit_alternating(
     X: Any, lam: float, k: int, objective: int = 1, *, n_iter: int = 500, seed: int = 0
 ) -> Factors:
-    """Either objective by alternating exact least squares from a random start (chapter 6).
+    """Either objective by alternating exact least squares from a random start.
+
+    Each sweep solves for ``A`` with ``B`` fixed, then for ``B``. Used in chapter 6.
 
     Examples
     --------
@@ -193,11 +195,12 @@ class ClosedFormCheck:
 
 
 def closed_form_check(X: Any, lam: float, k: int, objective: int = 1) -> ClosedFormCheck:
-    r"""Check a closed form: zero gradient, no better perturbation, as iterating (chapter 6).
+    r"""Check a closed form: zero gradient, no better perturbation, the same as iterating.
 
     The gradient of objective 1 is :math:`(\nabla_W B, \nabla_W^\top A)`, :math:`\nabla_W =
     2(GW - G + \lambda W)`, :math:`G = X^\top X`, :math:`W = AB^\top`; then 30 perturbations
-    each of size 1e-4, 1e-2 and 1, and 300 sweeps of :func:`fit_alternating`.
+    each of size 1e-4, 1e-2 and 1, and 300 sweeps of :func:`fit_alternating`. Used in
+    chapter 6.
 
     Examples
     --------
@@ -244,13 +247,14 @@ def fit_gradient_descent(
     optimizer: str = "sgd",
     weight_decay: float = 0.0,
 ) -> Factors:
-    r"""Objective 1 by full-batch gradient descent in PyTorch from a small start (chapter 6).
+    r"""Objective 1 by full-batch gradient descent in PyTorch from a small start.
 
     Minimises :math:`(\operatorname{tr} G - 2 \operatorname{tr}(GW) + \operatorname{tr}(W^\top
     (G + \lambda I) W)) / \operatorname{tr} G`, :math:`W = AB^\top`, :math:`G = X^\top X`, from
     entries :math:`\mathcal N(0, \text{init}^2)`: SGD without momentum at learning rate
     ``step`` :math:`\operatorname{tr} G / (\sigma_1^2 + \lambda)`, or Adam at ``step``;
     ``weight_decay`` as torch's. Float64 on one thread (the same sums on every machine).
+    Used in chapter 6.
 
     Examples
     --------
@@ -318,9 +322,10 @@ def _prediction_cosines(A: Any, B: Any, G: NDArray[np.float64]) -> NDArray[np.fl
 
 
 def prediction_item_cosines(X: Any, A: ArrayLike, B: ArrayLike) -> NDArray[np.float64]:
-    r"""Cosines between the columns of the predictions :math:`XAB^\top` (chapter 6's remedy 2).
+    r"""Cosines between the columns of the predictions :math:`XAB^\top` (remedy 2).
 
     From :math:`W^\top (X^\top X) W`, :math:`W = AB^\top`: the same under every rescaling.
+    Used in chapter 6.
 
     Examples
     --------

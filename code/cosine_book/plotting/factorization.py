@@ -10,7 +10,6 @@ import numpy as np
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-from cosine_book._validation import as_labels
 from cosine_book.cluster_recovery import pair_auc
 
 __all__ = ["plot_cosine_heatmaps", "plot_spectrum"]
@@ -41,9 +40,9 @@ def plot_cosine_heatmaps(
     'AUC 1.000, mean 0.333'
     >>> plt.close(fig)
     """
-    index = as_labels(clusters, "clusters", len(popularity))[1]
-    order = np.lexsort((-np.asarray(popularity, dtype=np.float64), index))
-    n_items, labels = order.size, index[order]
+    clusters = np.asarray(clusters)
+    order = np.lexsort((-np.asarray(popularity, dtype=np.float64), clusters))
+    n_items, labels = order.size, clusters[order]
     edges = np.flatnonzero(labels[1:] != labels[:-1]) + 0.5  # where the cluster changes
     titles = list(keys) if titles is None else titles
     n_rows = -(-len(keys) // 3)
