@@ -271,12 +271,9 @@ def train_embeddings(X, k: int, *, seed: int = 0, **kwargs) -> tuple:
         generator = torch.Generator().manual_seed(seed)
         dense = X.toarray() if scipy.sparse.issparse(X) else np.asarray(X, dtype=np.float64)
         Xt = torch.tensor(dense, dtype=torch.float64)
-        A, B = (
-            (
-                0.1 * torch.randn(Xt.shape[1], k, generator=generator, dtype=torch.float64)
-            ).requires_grad_()
-            for _ in range(2)
-        )
+        shape = (Xt.shape[1], k)
+        A = (0.1 * torch.randn(shape, generator=generator, dtype=torch.float64)).requires_grad_()
+        B = (0.1 * torch.randn(shape, generator=generator, dtype=torch.float64)).requires_grad_()
         draw = Xt.sum(dim=0) ** kwargs.get("negative_power", 0.75)
         optimizer = torch.optim.Adam([A, B], lr=kwargs.get("learning_rate", 0.05))
         for _ in range(kwargs.get("n_steps", 300)):

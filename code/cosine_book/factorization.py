@@ -282,12 +282,9 @@ def fit_gradient_descent(
     try:
         Gt = torch.tensor(G, dtype=torch.float64)
         M = Gt + lam * torch.eye(G.shape[0], dtype=torch.float64)
-        A, B = (
-            (
-                init * torch.randn(G.shape[0], k, generator=generator, dtype=torch.float64)
-            ).requires_grad_()
-            for _ in range(2)
-        )
+        shape = (G.shape[0], k)
+        A = (init * torch.randn(shape, generator=generator, dtype=torch.float64)).requires_grad_()
+        B = (init * torch.randn(shape, generator=generator, dtype=torch.float64)).requires_grad_()
         if optimizer == "adam":
             solver = torch.optim.Adam([A, B], lr=step, weight_decay=weight_decay)
         else:
