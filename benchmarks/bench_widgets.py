@@ -30,7 +30,6 @@ matplotlib.use("Agg")
 
 from cosine_book.datasets import load_digits_split  # noqa: E402
 from cosine_book.embeddings import hidden_features, train_embedding_model  # noqa: E402
-from cosine_book.factorization import gram_spectrum, prepare_rescaling_state  # noqa: E402
 from cosine_book.gpt import GPT, parameter_table  # noqa: E402
 from cosine_book.plotting import use_book_style  # noqa: E402
 from cosine_book.simulation import make_clustered_interactions  # noqa: E402
@@ -42,7 +41,7 @@ from cosine_book.widgets.diagnostics import (
     prepare_shared_direction,  # noqa: E402
     shared_direction_spec,  # noqa: E402
 )
-from cosine_book.widgets.factorization import rescaling_spec  # noqa: E402
+from cosine_book.widgets.factorization import rescaling_widget  # noqa: E402
 from cosine_book.widgets.training import training_spec  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,16 +66,15 @@ def chapter_specs():
         digits.x_train, digits.y_train, digits.x_test, digits.y_test, objective="dot"
     )
     data = make_clustered_interactions(seed=0)
-    state = prepare_rescaling_state(
-        data.X, data.item_clusters, data.item_popularity, k=50, spectrum=gram_spectrum(data.X)
-    )
     specs = {
         "chapter 1, training": chapter1_spec(),
         "chapter 2, two blocks": TWO_BLOCKS,
         "chapter 3, three blocks": BOUNDS,
         "chapter 4, two groups": DECOMPOSITION,
         "chapter 5, Simpson": SIMPSON,
-        "chapter 6, rescaling": rescaling_spec(state, lam=1e4, alpha=0.0),
+        "chapter 6, rescaling": rescaling_widget(
+            data.X, data.item_clusters, data.item_popularity
+        ).spec,
         "chapter 7, shared dir.": shared_direction_spec(
             prepare_shared_direction(hidden_features(model, digits.x_test), digits.y_test),
             name="of the hidden layer",

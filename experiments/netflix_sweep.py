@@ -8,11 +8,12 @@ on one thread). Writes small CSV files beside this script, which chapter 6 reads
 - ``netflix_ingredients.csv``: the simulation with one unstated ingredient of the
   paper changed at a time, five seeds each, 5,000 users x 500 items; per data set,
   the AUC, top-10 share and mean cosine of objective 1's item cosines under four
-  equally optimal rescalings D (``rescaling_spread``).
+  equally optimal rescalings D (``item_similarity_suite``).
 - ``netflix_lambda.csv``: MovieLens (ratings >= 4, movies with >= 20 positives), test
   splits 0-4, k = 50 and k = p: for the dot product and the cosines under the three D
   of Figure 1, the validation recall@10 (a validation split of the training data) and
-  the test recall@10 at every lambda of ``GRID``, and which lambda the validation chose.
+  the test recall@10 at every lambda of ``GRID``, and which lambda the validation chose
+  (``choose_lambda``).
 - ``netflix_thresholds.csv``: split 0 at three rating thresholds and four ranks, each
   ranking at its own in-split lambda.
 - ``netflix_tuning.csv``: the validation recall@10 of every setting of the trained
@@ -32,7 +33,7 @@ on one thread). Writes small CSV files beside this script, which chapter 6 reads
   the largest: the largest imbalance, distance of the product from the closed form,
   and difference of an item cosine between seeds.
 - ``netflix_tail.csv`` (part ``tail``, about a minute): split 0, seed 0, recall@10
-  overall and on held-out films in the less popular two thirds (``popularity_strata``)
+  overall and on held-out films in the less popular two thirds (``tail_recall``)
   for uniform negatives, inverse-propensity weights with gamma = 1/4, 1/2 and 1 (the
   chosen learning rate and steps), the tuned cosine model and the closed-form dot product.
 """
@@ -46,29 +47,20 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse
 
+from cosine_book.cluster_recovery import cluster_recovery
 from cosine_book.datasets import load_movielens
 from cosine_book.diagnostics import top_k_overlap
 from cosine_book.factorization import (
-    cosine_matrix,
-    dropout_shrinkage,
-    fit_objective1,
+    RESCALINGS,
+    fit_closed_form,
+    fit_gradient_descent,
     gram_spectrum,
-    rescaling_spread,
+    item_similarity_suite,
 )
-from cosine_book.gradient_flow import fit_gradient_descent, imbalance
-from cosine_book.model_selection import (
-    choose_lambda,
-    closed_form_rankings,
-    popularity_strata,
-)
-from cosine_book.recommenders import (
-    cosine_factors,
-    evaluate_rankings,
-    holdout_split,
-    implicit_feedback,
-    train_embeddings,
-)
+from cosine_book.recommenders import evaluate_rankings, holdout_split, implicit_feedback
+from cosine_book.similarity import cosine_matrix, unit_rows
 from cosine_book.simulation import make_clustered_interactions
 
 HERE = Path(__file__).resolve().parent
@@ -114,6 +106,43 @@ SPLITS = (0, 1, 2, 3, 4)
 GRID = (100.0, 300.0, 1_000.0, 3_000.0, 10_000.0, 30_000.0)
 THRESHOLDS = {">= 4": 4.0, ">= 3.5": 3.5, "any rating": 0.0}
 THRESHOLD_RANKS = (10, 20, 50, 100)
+# The dot product, and the cosines under Figure 1's D = diag(f)^alpha (alpha per label).
+RANKINGS = {
+    "dot product": None,
+    "cosine, α = +1/2": 0.5,
+    "cosine, α = 0": 0.0,
+    "cosine, α = −1/2": -0.5,
+}
+
+
+def cosine_factors(A, B, d=1.0):
+    """Factors ranking each user's items by cos(x_u A D, row i of B D^-1)."""
+    return A * d, unit_rows(B / d)
+
+
+def closed_form_scorers(spectrum, lam: float, k: int) -> dict:
+    """Objective 1 at ``lam`` and rank ``k``: the scorers of ``RANKINGS``."""
+    A, B = fit_closed_form(spectrum, lam, k)
+    sigma = spectrum.singular_values[:k]
+    f = sigma**2 / (sigma**2 + lam)
+    return {
+        label: (A, B) if alpha is None else cosine_factors(A, B, f**alpha)
+        for label, alpha in RANKINGS.items()
+    }
+
+
+def choose_lambda(train, k: int) -> tuple[np.ndarray, dict]:
+    """Validation recall@10 per lambda of ``GRID`` and ranking; the best lambda per ranking.
+
+    ``train`` is split again (seed 100), never the test data; ties: the smaller lambda.
+    """
+    fit, validation = validation_split(train)
+    spectrum = gram_spectrum(fit)
+    recall = np.zeros((len(GRID), len(RANKINGS)))
+    for row, lam in enumerate(GRID):
+        scorers = closed_form_scorers(spectrum, lam, k)
+        recall[row] = evaluate_rankings(fit, validation, scorers).recall.mean(axis=1)
+    return recall, {label: GRID[np.argmax(recall[:, m])] for m, label in enumerate(RANKINGS)}
 
 
 def test_recalls(train, test, k: int, lams) -> dict:
@@ -121,10 +150,7 @@ def test_recalls(train, test, k: int, lams) -> dict:
     spectrum = gram_spectrum(train)
     out = {}
     for lam in lams:
-        A, B = fit_objective1(spectrum, lam, k)
-        f = dropout_shrinkage(spectrum.singular_values[:k], lam)
-        scorers = {label: build(A, B, f) for label, build in closed_form_rankings().items()}
-        result = evaluate_rankings(train, test, scorers)
+        result = evaluate_rankings(train, test, closed_form_scorers(spectrum, lam, k))
         for m, label in enumerate(result.labels):
             out[label, lam] = float(result.recall[m].mean())
     return out
@@ -134,10 +160,10 @@ def lambda_rows(split: int, k: int | None = None) -> list[dict]:
     """One split: per ranking and lambda, validation and test recall; the chosen lambda."""
     train, test = movielens_split(split)
     k = train.shape[1] if k is None else k
-    choice = choose_lambda(train, closed_form_rankings(), GRID, k)
+    recall, best = choose_lambda(train, k)
     tested = test_recalls(train, test, k, GRID)
     rows = []
-    for m, label in enumerate(choice.labels):
+    for m, label in enumerate(RANKINGS):
         for row, lam in enumerate(GRID):
             rows.append(
                 {
@@ -145,8 +171,8 @@ def lambda_rows(split: int, k: int | None = None) -> list[dict]:
                     "k": k,
                     "ranking": label,
                     "lambda": lam,
-                    "chosen": lam == choice.best[label],
-                    "validation_recall": round(float(choice.recall[row, m]), 6),
+                    "chosen": lam == best[label],
+                    "validation_recall": round(float(recall[row, m]), 6),
                     "test_recall": round(tested[label, lam], 6),
                 }
             )
@@ -157,9 +183,8 @@ def threshold_rows(name: str, k: int) -> list[dict]:
     """Split 0 at one threshold and rank: each ranking at its own in-split lambda."""
     X = implicit_feedback(load_movielens(), threshold=THRESHOLDS[name], min_positives=20).X
     train, test = holdout_split(X, share=0.2, min_items=5, seed=0)
-    choice = choose_lambda(train, closed_form_rankings(), GRID, k)
     rows = []
-    for label, lam in choice.best.items():
+    for label, lam in choose_lambda(train, k)[1].items():
         recall = test_recalls(train, test, k, [lam])[label, lam]
         rows.append(
             {"positives": name, "p": X.shape[1], "k": k, "ranking": label, "lambda": lam}
@@ -171,12 +196,16 @@ def threshold_rows(name: str, k: int) -> list[dict]:
 def ingredient_row(changed: str, seed: int) -> dict:
     """One data set of the one-ingredient-at-a-time sweep, scored under the four D."""
     sim = make_clustered_interactions(n_users=5_000, n_items=500, seed=seed, **INGREDIENTS[changed])
-    spread = rescaling_spread(sim.X, sim.item_clusters, lam=LAM_SMALL)
+    suite = item_similarity_suite(sim.X, sim.item_clusters, lam1=LAM_SMALL, lam2=LAM_SMALL**0.5)
+    n = sim.X.shape[1]
+    scores = []
+    for label in RESCALINGS:
+        recovery = cluster_recovery(suite[label], sim.item_clusters)
+        level = (float(np.sum(suite[label])) - n) / (n * (n - 1))
+        scores.append((recovery.auc, recovery.neighbour_share, level))
     row = {"ingredient": changed, "seed": seed}
-    for name, values in (
-        ("auc", spread.auc),
-        ("share", spread.neighbour_share),
-        ("mean_cosine", spread.mean_cosine),
+    for name, values in zip(
+        ("auc", "share", "mean_cosine"), zip(*scores, strict=True), strict=True
     ):
         row |= {f"{name}_{m}": round(float(v), 6) for m, v in enumerate(values)}
     return row
@@ -196,6 +225,70 @@ def validation_split(train):
 def settings_of(family: str, options: dict) -> dict:
     """The keyword arguments of ``train_embeddings`` for one configuration."""
     return BASE[family] | options
+
+
+def _loss(torch, X, A, B, kwargs: dict, negatives=None):
+    """Softmax cross-entropy over all items (cosine score) or negative sampling (dot).
+
+    For the dot score, ``negatives`` holds 50 sampled item indices per user; without them,
+    the expectation over negatives drawn in proportion to ``count ** negative_power``.
+    Inverse-propensity weights ``count ** -propensity_power`` (scaled to keep the total)
+    multiply the positive terms.
+    """
+    user = X @ A
+    if kwargs["score"] == "cosine":
+        unit = torch.nn.functional.normalize
+        logits = unit(user, dim=1) @ unit(B, dim=1).T / kwargs["temperature"]
+        return -(X * torch.log_softmax(logits, dim=1)).sum() / X.sum()
+    logits, counts = user @ B.T, X.sum(dim=0)
+    observed, gamma = X, kwargs.get("propensity_power", 0.0)
+    if gamma > 0:
+        inverse = torch.where(counts > 0, counts.clamp(min=1.0) ** -gamma, 0.0)
+        observed = X * (inverse * X.sum() / (X @ inverse).sum())
+    positive = -(observed * torch.nn.functional.logsigmoid(logits)).sum()
+    if negatives is None:
+        draw = counts ** kwargs.get("negative_power", 0.75)
+        weight = 5.0 * X.sum(dim=1, keepdim=True) * draw / draw.sum()
+        return (positive - (weight * torch.nn.functional.logsigmoid(-logits)).sum()) / X.sum()
+    sampled = torch.gather(logits, 1, negatives)  # five negatives per positive, on average
+    weight = 5.0 * X.sum(dim=1, keepdim=True) / negatives.shape[1]
+    return (positive - (weight * torch.nn.functional.logsigmoid(-sampled)).sum()) / X.sum()
+
+
+def train_embeddings(X, k: int, *, seed: int = 0, **kwargs) -> tuple:
+    """Train ``score(XA, B)`` with Adam in PyTorch (float64, one thread): ``(A, B, loss)``.
+
+    ``score="cosine"``: cos(x_u A, b_i) / temperature under the softmax cross-entropy
+    (remedy 1); ``score="dot"``: x_u A . b_i under word2vec's logistic loss, five
+    negatives per positive drawn in proportion to ``count ** negative_power`` (remedy 4).
+    Full batch, ``n_steps`` steps at ``learning_rate`` from N(0, 0.1^2) entries.
+    """
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # sums in the same order on every machine
+    try:
+        generator = torch.Generator().manual_seed(seed)
+        dense = X.toarray() if scipy.sparse.issparse(X) else np.asarray(X, dtype=np.float64)
+        Xt = torch.tensor(dense, dtype=torch.float64)
+        shape = (Xt.shape[1], k)
+        A = (0.1 * torch.randn(shape, generator=generator, dtype=torch.float64)).requires_grad_()
+        B = (0.1 * torch.randn(shape, generator=generator, dtype=torch.float64)).requires_grad_()
+        draw = Xt.sum(dim=0) ** kwargs.get("negative_power", 0.75)
+        optimizer = torch.optim.Adam([A, B], lr=kwargs.get("learning_rate", 0.05))
+        for _ in range(kwargs.get("n_steps", 300)):
+            negatives = None
+            if kwargs["score"] == "dot":
+                negatives = torch.multinomial(
+                    draw.expand(Xt.shape[0], -1), 50, replacement=True, generator=generator
+                )
+            optimizer.zero_grad()
+            loss = _loss(torch, Xt, A, B, kwargs, negatives)
+            loss.backward()
+            optimizer.step()
+        return A.detach().numpy().copy(), B.detach().numpy().copy(), float(loss.detach())
+    finally:
+        torch.set_num_threads(threads)
 
 
 def trained_run(
@@ -233,25 +326,7 @@ def _full_loss(train, A, B, kwargs: dict) -> float:
     import torch
 
     X = torch.tensor(train.toarray(), dtype=torch.float64)
-    A, B = torch.tensor(A), torch.tensor(B)
-    user = X @ A
-    if kwargs["score"] == "cosine":
-        unit = torch.nn.functional.normalize
-        logits = unit(user, dim=1) @ unit(B, dim=1).T / kwargs["temperature"]
-        return float(-(X * torch.log_softmax(logits, dim=1)).sum() / X.sum())
-    logits = user @ B.T
-    counts = X.sum(dim=0)
-    draw = counts ** kwargs.get("negative_power", 0.75)
-    draw = draw / draw.sum()
-    observed = X
-    if kwargs.get("propensity_power", 0.0) > 0:
-        inverse = torch.where(counts > 0, counts.clamp(min=1.0) ** -kwargs["propensity_power"], 0.0)
-        observed = X * inverse * X.sum() / (X @ inverse).sum()
-    positive = -(observed * torch.nn.functional.logsigmoid(logits)).sum()
-    negative = -(
-        5.0 * X.sum(dim=1, keepdim=True) * draw * torch.nn.functional.logsigmoid(-logits)
-    ).sum()
-    return float((positive + negative) / X.sum())
+    return float(_loss(torch, X, torch.tensor(A), torch.tensor(B), kwargs))
 
 
 ADAM_RUNS = ((1e-3, 0.0), (1e-2, 0.0), (1e-1, 0.0), (1e-1, 1e-4))  # (start sd, decay)
@@ -262,7 +337,7 @@ def adam_row(init: float, weight_decay: float) -> dict:
     X = make_clustered_interactions(
         n_users=2_000, n_items=100, n_clusters=5, min_items=10, seed=3
     ).X.toarray()
-    A0, B0 = fit_objective1(X, 300.0, 5)
+    A0, B0 = fit_closed_form(X, 300.0, 5)
     fits = [
         fit_gradient_descent(
             X,
@@ -281,7 +356,7 @@ def adam_row(init: float, weight_decay: float) -> dict:
     return {
         "init": init,
         "weight_decay": weight_decay,
-        "imbalance": round(max(imbalance(A, B) for A, B in fits), 6),
+        "imbalance": round(max(float(np.linalg.norm(A.T @ A - B.T @ B)) for A, B in fits), 6),
         "product_gap": round(max(float(np.abs(A @ B.T - A0 @ B0.T).max()) for A, B in fits), 6),
         "seed_cosine_gap": round(max(float(np.abs(S - cosines[0]).max()) for S in cosines), 6),
     }
@@ -314,13 +389,20 @@ def tail_rows(models=None) -> list[dict]:
         lam = next(
             r["lambda"] for r in lambda_rows(0, K) if r["chosen"] and r["ranking"] == "dot product"
         )
-        scorers["closed-form dot product"] = fit_objective1(gram_spectrum(train), lam, K)
+        scorers["closed-form dot product"] = fit_closed_form(gram_spectrum(train), lam, K)
     overall = evaluate_rankings(train, test, scorers).recall.mean(axis=1)
-    table = popularity_strata(train, test, scorers)
     return [
         {"model": model, "recall": round(float(r), 6), "tail_recall": round(float(t), 6)}
-        for model, r, t in zip(scorers, overall, table["tail"], strict=True)
+        for model, r, t in zip(scorers, overall, tail_recall(train, test, scorers), strict=True)
     ]
+
+
+def tail_recall(train, test, scorers: dict) -> np.ndarray:
+    """Recall@10 counting only the held-out films in the less popular two thirds."""
+    counts = np.asarray(train.sum(axis=0)).ravel()
+    tail = np.zeros(counts.size)
+    tail[np.argsort(counts, kind="stable")[: round(2 / 3 * counts.size)]] = 1.0
+    return evaluate_rankings(train, test.multiply(tail), scorers).recall.mean(axis=1)
 
 
 def write(path: Path, rows: list[dict]) -> None:

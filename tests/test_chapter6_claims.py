@@ -17,22 +17,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.stats
 
 from cosine_book.datasets import load_movielens
-from cosine_book.factorization import (
-    cosine_matrix,
-    dropout_shrinkage,
-    fit_alternating,
-    fit_objective1,
-    gram_spectrum,
-    rescale,
-)
-from cosine_book.recommenders import (
-    cosine_factors,
-    evaluate_rankings,
-    holdout_split,
-    implicit_feedback,
-)
+from cosine_book.factorization import fit_alternating, fit_closed_form, gram_spectrum
+from cosine_book.recommenders import evaluate_rankings, holdout_split, implicit_feedback
+from cosine_book.similarity import cosine_matrix
 from cosine_book.simulation import make_clustered_interactions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,9 +42,13 @@ def outputs_text(cell: dict) -> str:
     return "".join(parts)
 
 
+def cells() -> list[dict]:
+    return json.loads(CHAPTER.read_text())["cells"]
+
+
 def test_every_decimal_in_the_prose_is_printed_above_it():
     printed = ""
-    for index, cell in enumerate(json.loads(CHAPTER.read_text())["cells"]):
+    for index, cell in enumerate(cells()):
         if cell["cell_type"] == "code":
             printed += outputs_text(cell)
             continue
@@ -62,6 +56,11 @@ def test_every_decimal_in_the_prose_is_printed_above_it():
         for match in re.finditer(r"(?<![\w.])\d+\.\d{2,}(?!\w)", text):
             number = match.group()
             assert number in INPUTS or number in printed, (index, number)
+
+
+def shrinkage(spectrum, lam, k=None):
+    sigma = spectrum.singular_values[:k]
+    return sigma**2 / (sigma**2 + lam)
 
 
 def load_sweep():
@@ -123,7 +122,7 @@ def test_the_tuning_chose_tau_0_3_and_the_tuned_cosine_model_beats_the_dot_produ
     A, B, _ = sweep.train_embeddings(
         fit, 50, seed=0, **sweep.settings_of("cosine", {"temperature": 0.3})
     )
-    recall = evaluate_rankings(fit, validation, {"c": cosine_factors(A, B)}).recall.mean()
+    recall = evaluate_rankings(fit, validation, {"c": sweep.cosine_factors(A, B)}).recall.mean()
     assert float(best["validation_recall"]) == pytest.approx(recall, abs=0.01)
     dots = {
         int(r["split"]): float(r["test_recall"])
@@ -223,12 +222,12 @@ def test_a_row_of_the_threshold_sweep_reproduces_and_the_dot_wins_12_of_12():
 def test_gradient_descent_from_a_small_start_removes_the_seed_symptom():
     # "from a start of standard deviation 0.001 the three seeds ... agree ... to better
     # than 0.001; ... from 0.1 the seeds disagree by 0.215 on some cosine"
-    from cosine_book.gradient_flow import fit_gradient_descent
+    from cosine_book.factorization import fit_gradient_descent
 
     small = make_clustered_interactions(
         n_users=2_000, n_items=100, n_clusters=5, min_items=10, seed=3
     ).X.toarray()
-    _, B1 = fit_objective1(small, 300.0, 5)
+    _, B1 = fit_closed_form(small, 300.0, 5)
     for init, low, high in ((1e-3, 0.0, 1e-3), (1e-1, 0.15, 0.3)):
         cosines = [
             cosine_matrix(
@@ -261,12 +260,12 @@ def movielens():
 def test_movielens_full_rank_cosine_ties_the_dot_at_every_lambda(movielens):
     # "at full rank it ranks like the dot product at every lambda, so both choose the
     # same one", per user, on one split and three lambdas.
-    p = movielens.shape[1]
+    cosine_factors = load_sweep().cosine_factors
     train, test = holdout_split(movielens, share=0.2, min_items=5, seed=0)
     spectrum = gram_spectrum(train)
     for lam in (100.0, 1_000.0, 10_000.0):
-        A, B = fit_objective1(spectrum, lam, p)
-        f = dropout_shrinkage(spectrum.singular_values, lam)
+        A, B = fit_closed_form(spectrum, lam)
+        f = shrinkage(spectrum, lam)
         result = evaluate_rankings(
             train, test, {"dot": (A, B), "+1/2": cosine_factors(A, B, f**0.5)}
         )
@@ -292,17 +291,17 @@ def test_dot_product_retrieval_ignores_d_and_cosine_retrieval_depends_on_it():
     # "the dot product, the score the model was trained for and the same under every D
     # ... every cosine ranking does far worse ... The last column shows what the cosine
     # favours: rare items" (a smaller simulation)
+    cosine_factors = load_sweep().cosine_factors
     data = make_clustered_interactions(n_users=2_000, n_items=200, seed=0)
     train, test = holdout_split(data.X, share=0.2, min_items=10, seed=0)
     spectrum = gram_spectrum(train)
-    A, B = fit_objective1(spectrum, 1_000.0, 50)
-    f = dropout_shrinkage(spectrum.singular_values[:50], 1_000.0)
+    A, B = fit_closed_form(spectrum, 1_000.0, 50)
+    f = shrinkage(spectrum, 1_000.0, 50)
     reference = train.toarray() @ A @ B.T
     scorers = {"dot": (A, B)}
     for m, d in enumerate((f**0.5, np.ones(50), f**-0.5, np.r_[np.ones(49), 0.01])):
-        A_D, B_D = rescale(A, B, d)
         np.testing.assert_allclose(
-            train.toarray() @ A_D @ B_D.T, reference, rtol=0, atol=1e-12 * reference.max()
+            train.toarray() @ (A * d) @ (B / d).T, reference, rtol=0, atol=1e-12 * reference.max()
         )
         scorers[m] = cosine_factors(A, B, d)
     result = evaluate_rankings(train, test, scorers)
@@ -320,35 +319,41 @@ def chosen_recall(k: int) -> dict[tuple[int, str], float]:
     }
 
 
+def corrected_pvalue(first, second, test_to_train=0.25):
+    """Nadeau and Bengio's corrected resampled t-test, from scipy's paired t statistic.
+
+    Their t is mean / sqrt((1/n + n_test/n_train) s^2) = t_paired / sqrt(1 + n n_test/n_train).
+    """
+    n = len(first)
+    paired = scipy.stats.ttest_rel(first, second).statistic
+    return 2 * scipy.stats.t.sf(abs(paired) / np.sqrt(1 + n * test_to_train), n - 1)
+
+
 def test_the_corrected_t_test_keeps_the_closed_form_claims_and_drops_the_trained_one():
     # "every closed-form comparison above survives it" (p <= 0.011 at k = 50) and
     # "not significantly with five overlapping splits (corrected t-test p = 0.062)";
     # "against the dot product at k = p its margin is only +0.000 to +0.013".
-    from cosine_book.model_selection import paired_comparison
-
     for k in (50, 656):
         at = chosen_recall(k)
         dot = [at[s, "dot product"] for s in range(5)]
         for label in ("cosine, α = 0", "cosine, α = −1/2"):
-            result = paired_comparison(dot, [at[s, label] for s in range(5)])
-            assert result.corrected_pvalue <= 0.0115
+            assert corrected_pvalue(dot, [at[s, label] for s in range(5)]) <= 0.0115
     trained = {int(r["split"]): float(r["recall"]) for r in read("netflix_trained_splits.csv")}
     at50, at_p = chosen_recall(50), chosen_recall(656)
     splits = sorted(trained)
-    result = paired_comparison(
-        [trained[s] for s in splits], [at50[s, "dot product"] for s in splits]
-    )
-    assert 0.0615 <= result.corrected_pvalue < 0.0625
+    p = corrected_pvalue([trained[s] for s in splits], [at50[s, "dot product"] for s in splits])
+    assert 0.0615 <= p < 0.0625
     margins = [trained[s] - at_p[s, "dot product"] for s in splits]
     assert 0 <= min(margins) < 0.0005 and 0.0125 <= max(margins) < 0.0135
+    text = outputs_text(next(c for c in cells() if "comparison = paired(" in "".join(c["source"])))
+    assert "corrected p = 0.062" in text
 
 
 def test_on_the_tail_the_cosine_beats_the_dot_product(movielens):
     # "on held-out films in the less popular two thirds the dot product's recall@10 was
     # 0.008 against 0.158 for the alpha = -1/2 cosine" (split 0 re-run; the chapter
     # prints the mean over splits 0-4, checked in its stored output).
-    from cosine_book.model_selection import closed_form_rankings, popularity_strata
-
+    sweep = load_sweep()
     train, test = holdout_split(movielens, share=0.2, min_items=5, seed=0)
     spectrum = gram_spectrum(train)
     rows = {
@@ -356,21 +361,21 @@ def test_on_the_tail_the_cosine_beats_the_dot_product(movielens):
         for r in read("netflix_lambda.csv")
         if r["chosen"] == "True" and r["k"] == "50" and r["split"] == "0"
     }
-    scorers = {}
-    for label, build in closed_form_rankings().items():
-        A, B = fit_objective1(spectrum, rows[label], 50)
-        scorers[label] = build(A, B, dropout_shrinkage(spectrum.singular_values[:50], rows[label]))
-    table = popularity_strata(train, test, scorers)
-    assert 0.40 < table.attrs["tail positives"] < 0.42
-    dot, minus = table.loc["dot product"], table.loc["cosine, α = −1/2"]
-    assert dot["tail"] < 0.02 < 0.12 < minus["tail"]
-    assert dot["head"] > 0.35 > 0.2 > minus["head"]
+    scorers = {
+        label: sweep.closed_form_scorers(spectrum, lam, 50)[label] for label, lam in rows.items()
+    }
+    counts = np.asarray(train.sum(axis=0)).ravel()
+    tail = np.zeros(656)
+    tail[np.argsort(counts, kind="stable")[:437]] = 1.0  # the less popular two thirds
+    assert 0.40 < test.multiply(tail).sum() / test.sum() < 0.42
+    dot, _, _, minus = evaluate_rankings(train, test.multiply(tail), scorers).recall.mean(axis=1)
+    assert dot < 0.02 < 0.12 < minus
+    dot, _, _, minus = evaluate_rankings(train, test.multiply(1 - tail), scorers).recall.mean(
+        axis=1
+    )
+    assert dot > 0.35 > 0.2 > minus
     text = outputs_text(
-        next(
-            c
-            for c in json.loads(CHAPTER.read_text())["cells"]
-            if "popularity_strata(*splits" in "".join(c["source"])
-        )
+        next(c for c in cells() if "strata = [strata_recall(" in "".join(c["source"]))
     )
     assert "dot product          tail 0.008   head 0.394" in text
     assert "cosine, α = −1/2     tail 0.158   head 0.176" in text
@@ -381,18 +386,16 @@ def test_a_stretched_d_moves_the_neighbour_lists_far_more(movielens):
     # 100) keeps only 0.28" of each movie's ten neighbours (alpha = 0, lambda = 300, k = 50).
     from cosine_book.diagnostics import top_k_overlap
 
-    A, B = fit_objective1(gram_spectrum(movielens), 300.0, 50)
+    _, B = fit_closed_form(gram_spectrum(movielens), 300.0, 50)
     stretch = np.ones(50)
     stretch[-1] = 1 / 100
-    share = top_k_overlap(cosine_matrix(B), cosine_matrix(rescale(A, B, stretch)[1]), 10)
+    share = top_k_overlap(cosine_matrix(B), cosine_matrix(B / stretch), 10)
     assert 0.275 <= share < 0.285
 
 
 def test_de_weighting_removes_the_beta_half_loss(movielens):
     # "With beta = 1/2 its own score ranks lower (0.238), but ... de-weighted, it ranks
     # about as well as the unweighted model" (split 0 re-run at the dot product's lambda).
-    from cosine_book.recommenders import reweight_columns
-
     train, test = holdout_split(movielens, share=0.2, min_items=5, seed=0)
     lam = next(
         float(r["lambda"])
@@ -403,10 +406,11 @@ def test_de_weighting_removes_the_beta_half_loss(movielens):
         and r["ranking"] == "dot product"
     )
     counts = np.asarray(train.sum(axis=0)).ravel()
-    weighted = reweight_columns(train, 0.5)
-    w = np.asarray(weighted.sum(axis=0)).ravel() / counts
-    A, B = fit_objective1(gram_spectrum(weighted), lam, 50)
-    A0, B0 = fit_objective1(gram_spectrum(train), lam, 50)
+    # Column i scaled by c_i^(-1/2): unit columns, then all to the norm of X.
+    weighted = train.toarray() / np.sqrt(counts)
+    w = np.sqrt(train.nnz / np.sum(weighted**2)) / np.sqrt(counts)  # column scales
+    A, B = fit_closed_form(gram_spectrum(train.toarray() * w), lam, 50)
+    A0, B0 = fit_closed_form(gram_spectrum(train), lam, 50)
     scorers = {
         "own": (w[:, None] * A, B),
         "de-weighted": (w[:, None] * A, B / w[:, None]),

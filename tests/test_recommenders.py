@@ -1,4 +1,4 @@
-"""cosine_book.recommenders: MovieLens as implicit feedback, splits, rankings, training."""
+"""cosine_book.recommenders: MovieLens as implicit feedback, held-out splits, rankings."""
 
 from __future__ import annotations
 
@@ -7,26 +7,12 @@ import pytest
 import scipy.sparse
 
 from cosine_book.datasets import load_movielens
-from cosine_book.factorization import (
-    cosine_matrix,
-    dropout_shrinkage,
-    fit_objective1,
-    gram_spectrum,
-    objective1_loss,
-    rescale,
-)
-from cosine_book.recommenders import (
-    cosine_factors,
-    evaluate_rankings,
-    holdout_split,
-    implicit_feedback,
-    nearest_items,
-    reweight_columns,
-    train_embeddings,
-)
+from cosine_book.factorization import fit_closed_form, gram_spectrum
+from cosine_book.recommenders import evaluate_rankings, holdout_split, implicit_feedback
+from cosine_book.similarity import unit_rows
 
 
-def random_interactions(seed: int, n: int = 60, p: int = 15, density: float = 0.3):
+def random_interactions(seed: int, n: int = 80, p: int = 30, density: float = 0.3):
     rng = np.random.default_rng(seed)
     X = (rng.random((n, p)) < density).astype(float)
     X[:, 0] = 1.0  # no empty column
@@ -40,41 +26,33 @@ def movielens():
 
 def test_implicit_feedback_on_movielens(movielens):
     ratings = load_movielens()
-    assert int(np.sum(ratings.ratings >= 4)) == 51_568
     assert movielens.X.shape == (671, 656) and movielens.X.nnz == 30_924
     assert set(np.unique(movielens.X.data)) == {1.0}
-    counts = np.asarray(movielens.X.sum(axis=0)).ravel()
-    assert counts.min() >= 20
+    assert np.asarray(movielens.X.sum(axis=0)).min() >= 20
     for title in ("Toy Story", "Pulp Fiction", "Godfather, The"):
         assert title in movielens.titles
     every = implicit_feedback(ratings, threshold=0.0, min_positives=1).X
     assert every.nnz == len(ratings.ratings)  # one rating per (user, movie)
-    with pytest.raises(ValueError, match="min_positives"):
-        implicit_feedback(ratings, min_positives=10**6)
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_holdout_split_partitions_each_user(seed):
     X = random_interactions(seed)
     train, test = holdout_split(X, share=0.25, min_items=4, seed=seed)
-    assert (train.multiply(test)).nnz == 0
+    assert train.multiply(test).nnz == 0
     np.testing.assert_array_equal((train + test).toarray(), X.toarray() != 0)
     counts = np.diff(X.indptr)
-    held = np.diff(test.indptr)
     expected = np.where(counts >= 4, np.clip(np.floor(0.25 * counts + 0.5), 1, counts - 1), 0)
-    np.testing.assert_array_equal(held, expected)
-    again = holdout_split(X, share=0.25, min_items=4, seed=seed)[1]
-    assert (again != test).nnz == 0
-    other = holdout_split(X, share=0.25, min_items=4, seed=seed + 10)[1]
-    assert (other != test).nnz > 0
+    np.testing.assert_array_equal(np.diff(test.indptr), expected)
+    assert (holdout_split(X, share=0.25, min_items=4, seed=seed)[1] != test).nnz == 0
+    assert (holdout_split(X, share=0.25, min_items=4, seed=seed + 10)[1] != test).nnz > 0
 
 
-def naive_metrics(train, test, scores, n):
+def naive_metrics(train, test, scores, n=10):
     """Recall and nDCG by a full stable sort (ties to the lower index)."""
     seen, wanted = train.toarray() != 0, test.toarray() != 0
-    users = np.flatnonzero(wanted.any(axis=1))
     recall, ndcg = [], []
-    for u in users:
+    for u in np.flatnonzero(wanted.any(axis=1)):
         ranked = [i for i in np.argsort(-scores[u], kind="stable") if not seen[u, i]][:n]
         hits = wanted[u, ranked]
         discount = 1 / np.log2(np.arange(2, n + 2))
@@ -85,120 +63,68 @@ def naive_metrics(train, test, scores, n):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_evaluate_rankings_matches_a_full_sort(seed):
-    X = random_interactions(seed, n=80, p=20)
-    train, test = holdout_split(X, share=0.3, min_items=3, seed=seed)
+    train, test = holdout_split(random_interactions(seed), share=0.3, min_items=3, seed=seed)
     rng = np.random.default_rng(seed)
-    P, Q = rng.normal(size=(20, 4)), rng.normal(size=(20, 4))
-    popularity = np.round(rng.random(20), 1)  # ties on purpose
-    result = evaluate_rankings(train, test, {"f": (P, Q), "pop": popularity}, n_recommended=5)
+    P, Q = rng.normal(size=(30, 4)), rng.normal(size=(30, 4))
+    popularity = np.round(rng.random(30), 1)  # ties on purpose
+    result = evaluate_rankings(train, test, {"f": (P, Q), "pop": popularity})
     for m, scores in enumerate([train.toarray() @ P @ Q.T, np.tile(popularity, (80, 1))]):
-        recall, ndcg = naive_metrics(train, test, scores, 5)
+        recall, ndcg = naive_metrics(train, test, scores)
         np.testing.assert_allclose(result.recall[m], recall)
         np.testing.assert_allclose(result.ndcg[m], ndcg)
     assert result.table().shape == (2, 3)
+    # Masking held-out items leaves out the users with none left, and counts only the rest.
+    mask = np.arange(30) < 15
+    masked = evaluate_rankings(train, test.multiply(mask), {"f": (P, Q)})
+    recall, _ = naive_metrics(train, test.multiply(mask).tocsr(), train.toarray() @ P @ Q.T)
+    np.testing.assert_allclose(masked.recall[0], recall)
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_full_rank_alpha_half_cosine_ranks_like_the_dot_product(seed):
-    # Case 1 of the chapter's theorem: at k = p, D = diag(f)^(1/2) gives B D^-1 = V,
-    # whose rows have unit norm, so the user-item cosine keeps the dot product's order.
-    X = random_interactions(seed, n=80, p=12, density=0.4)
+def test_case_1_full_rank_alpha_half_cosine_ranks_like_the_dot_product(seed):
+    # Theorem thm-ch6-rescaling, case 1: at k = p, D = diag(f)^(1/2) gives B D^-1 = V with
+    # unit rows, so the user-item cosine keeps the dot product's order in every row.
+    X = random_interactions(seed, n=120, p=25, density=0.3)
     train, test = holdout_split(X, share=0.2, min_items=3, seed=seed)
     spectrum = gram_spectrum(train)
     assert spectrum.singular_values[-1] > 0
-    A, B = fit_objective1(spectrum, 3.0)
-    f = dropout_shrinkage(spectrum.singular_values, 3.0)
-    scorers = {"dot": (A, B), "cos": cosine_factors(A, B, f**0.5)}
-    result = evaluate_rankings(train, test, scorers, n_recommended=3)
+    A, B = fit_closed_form(spectrum, 3.0)
+    d = np.sqrt(spectrum.singular_values**2 / (spectrum.singular_values**2 + 3.0))
+    cosine = (A * d, unit_rows(B / d))
+    result = evaluate_rankings(train, test, {"dot": (A, B), "cos": cosine})
     np.testing.assert_array_equal(result.recall[0], result.recall[1])
-    dot = train.toarray() @ A @ B.T
-    cos = train.toarray() @ scorers["cos"][0] @ scorers["cos"][1].T
-    np.testing.assert_array_equal(np.argsort(-dot, axis=1), np.argsort(-cos, axis=1))
 
 
 def test_row_norms_of_v_k_track_popularity_below_full_rank(movielens):
+    # Chapter 6: the cosine divides by the rank-k leverage scores, which rise with
+    # popularity; at k = p every row of V has norm 1.
     from scipy.stats import spearmanr
 
     train, _ = holdout_split(movielens.X, seed=0)
     spectrum = gram_spectrum(train)
     counts = np.asarray(train.sum(axis=0)).ravel()
-    norms = np.linalg.norm(spectrum.vectors[:, :50], axis=1)
-    assert spearmanr(norms, counts).statistic > 0.9
+    assert spearmanr(np.linalg.norm(spectrum.vectors[:, :50], axis=1), counts).statistic > 0.9
     np.testing.assert_allclose(np.linalg.norm(spectrum.vectors, axis=1), 1.0)
 
 
-def test_cosine_factors_give_the_cosine_ranking():
-    rng = np.random.default_rng(0)
-    A, B, d = rng.normal(size=(6, 3)), rng.normal(size=(6, 3)), [1.0, 2.0, 0.5]
-    x = rng.random((4, 6))
-    P, Q = cosine_factors(A, B, d)
-    A_D, B_D = rescale(A, B, d)
-    np.testing.assert_array_equal(
-        np.argsort(-(x @ P @ Q.T), axis=1), np.argsort(-cosine_matrix(x @ A_D, B_D), axis=1)
-    )
+_TRAIN, _TEST = holdout_split(random_interactions(0), seed=0)
+
+BAD_INPUT = [
+    pytest.param(lambda: implicit_feedback(load_movielens(), min_positives=10**6), "lower"),
+    pytest.param(lambda: implicit_feedback(load_movielens(), threshold="4"), "threshold"),
+    pytest.param(lambda: holdout_split(_TRAIN, share=1.5), "share must lie in"),
+    pytest.param(lambda: holdout_split(_TRAIN, min_items=1), "min_items must be at least 2"),
+    pytest.param(lambda: holdout_split(np.ones(5)), "2-D"),
+    pytest.param(lambda: evaluate_rankings(_TRAIN, _TEST[:10], {"p": np.ones(30)}), "shape"),
+    pytest.param(lambda: evaluate_rankings(_TRAIN, 0 * _TEST, {"p": np.ones(30)}), "held-out"),
+    pytest.param(
+        lambda: evaluate_rankings(_TRAIN[:, :10], _TEST[:, :10], {"p": np.ones(10)}), "unseen"
+    ),
+    pytest.param(lambda: evaluate_rankings(_TRAIN, _TEST * np.nan, {"p": np.ones(30)}), "NaN"),
+]
 
 
-def test_nearest_items_and_errors():
-    S = np.array([[1.0, 0.5, 0.5, 0.9], [0.5, 1, 0, 0], [0.5, 0, 1, 0], [0.9, 0, 0, 1]])
-    assert nearest_items(S, 0, n=3).tolist() == [3, 1, 2]  # tie: lower index first
-    with pytest.raises(ValueError, match="item"):
-        nearest_items(S, 4)
-
-
-def test_reweight_columns_scales_by_count_and_keeps_the_norm():
-    X = random_interactions(1)
-    weighted = reweight_columns(X, 0.5)
-    counts = np.asarray(X.sum(axis=0)).ravel()
-    norms = np.linalg.norm(weighted.toarray(), axis=0)
-    np.testing.assert_allclose(norms / norms[0], 1.0)  # beta = 1/2: equal column norms
-    np.testing.assert_allclose(np.linalg.norm(weighted.toarray()), np.linalg.norm(X.toarray()))
-    ratio = np.linalg.norm(reweight_columns(X, 0.0).toarray(), axis=0) ** 2
-    np.testing.assert_allclose(ratio, counts)
-    with pytest.raises(ValueError, match="beta"):
-        reweight_columns(X, -1.0)
-
-
-def test_objective1_loss_and_predictions_do_not_see_d(movielens):
-    X = movielens.X
-    A, B = fit_objective1(X, 300.0, 20)
-    f = dropout_shrinkage(gram_spectrum(X).singular_values[:20], 300.0)
-    base = objective1_loss(X, A, B, 300.0)
-    for alpha in (0.5, -0.5):
-        assert objective1_loss(X, *rescale(A, B, f**alpha), 300.0) == pytest.approx(base, rel=1e-12)
-
-
-def test_train_embeddings_is_deterministic_and_checks_input():
-    X = np.kron(np.eye(3), np.ones((6, 4)))
-    first = train_embeddings(X, 3, n_steps=30, seed=1)
-    second = train_embeddings(X, 3, n_steps=30, seed=1)
-    np.testing.assert_array_equal(first[1], second[1])
-    dot = train_embeddings(X, 3, score="dot", n_steps=30, seed=1, learning_rate=0.02)
-    assert np.isfinite(dot[2]) and dot[0].shape == (12, 3)
-    # The cosine-trained model groups the planted blocks.
-    S = cosine_matrix(train_embeddings(X, 3, n_steps=200, seed=0)[1])
-    assert S[0, 1] > S[0, 4] + 0.3 and S[0, 1] > 0.8
-    with pytest.raises(ValueError, match="score"):
-        train_embeddings(X, 3, score="angle")
-    with pytest.raises(ValueError, match="k"):
-        train_embeddings(X, 0)
-
-
-def test_evaluate_rankings_bad_input():
-    X = random_interactions(0)
-    train, test = holdout_split(X, seed=0)
-    with pytest.raises(ValueError, match="shape"):
-        evaluate_rankings(train, test[:10], {"pop": np.ones(15)})
-    with pytest.raises(ValueError, match="n_recommended"):
-        evaluate_rankings(train, test, {"pop": np.ones(15)}, n_recommended=15)
-
-
-def test_inverse_propensity_weights_change_the_dot_model_and_are_checked():
-    # propensity_power = 0 is the unweighted model; > 0 reweights the positives.
-    X = random_interactions(1)
-    plain = train_embeddings(X, 3, score="dot", n_steps=20, seed=0)
-    zero = train_embeddings(X, 3, score="dot", n_steps=20, seed=0, propensity_power=0.0)
-    weighted = train_embeddings(X, 3, score="dot", n_steps=20, seed=0, propensity_power=0.5)
-    np.testing.assert_array_equal(plain[1], zero[1])
-    assert not np.allclose(plain[1], weighted[1])
-    with pytest.raises(ValueError, match="propensity_power"):
-        train_embeddings(X, 3, score="dot", propensity_power=-1.0)
+@pytest.mark.parametrize(("call", "match"), BAD_INPUT)
+def test_bad_input_table(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
