@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.stats
+from notebook_outputs import outputs_text
 
 from cosine_book.datasets import load_movielens
 from cosine_book.factorization import fit_alternating, fit_closed_form, gram_spectrum
@@ -30,16 +31,6 @@ CHAPTER = ROOT / "chapters" / "06_netflix.ipynb"
 EXPERIMENTS = ROOT / "experiments"
 # Numbers in the prose that are inputs, not results.
 INPUTS = {"0.25"}  # the paper's Uniform(0.25, 1.5)
-
-
-def outputs_text(cell: dict) -> str:
-    parts = []
-    for output in cell.get("outputs", []):
-        if "text" in output:
-            parts.append("".join(output["text"]))
-        else:
-            parts.append("".join(output.get("data", {}).get("text/plain", "")))
-    return "".join(parts)
 
 
 def cells() -> list[dict]:
