@@ -51,10 +51,6 @@ def offered(spec, name):
     return [(value, spec.state(**{**spec.defaults(), name: value})) for value in control.values()]
 
 
-def preset(spec, label):
-    return spec.state(**{**spec.defaults(), **spec.presets[label]})
-
-
 def tiny_figure(_state):
     fig, _ax = plt.subplots(figsize=(1, 1))
     return fig
@@ -390,7 +386,7 @@ def test_real_frames_draw():
             else dataclasses.replace(c, options=(c.default,))
             for c in spec.controls
         ]
-        small = dataclasses.replace(spec, controls=controls, presets={})
+        small = dataclasses.replace(spec, controls=controls)
         data = frames_of(static_html(small))
         assert len(data["images"]) == len(values)
         assert all(image.startswith("data:image/png;base64,") for image in data["images"])

@@ -368,7 +368,6 @@ def test_edge_input_table(call, expected):
 def test_spec_offers_a_grid_of_20_settings(small):
     _, state = small
     spec = rescaling_spec(state)
-    assert not spec.presets
     lam_control, alpha_control = spec.controls
     assert lam_control.values() == (2.0, 3.0, 4.0, 5.0)
     assert alpha_control.values() == tuple(np.linspace(-1.0, 1.0, 5))
