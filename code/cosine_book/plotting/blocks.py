@@ -73,9 +73,9 @@ def plot_identity_areas(cases: Mapping[str, tuple[ArrayLike, ArrayLike, ArrayLik
         ax.annotate("", (rho, -0.12), (0.0, -0.12), arrowprops=arrow, annotation_clip=False)
         text = rf"$\rho = {rho:.2f}$"
         ax.text(max(rho / 2, 0.15), -0.2, text, color=PALETTE["weight"], ha="center", va="top")
-        ax.axhline(global_cosine, xmin=0.0, xmax=1.0 / 1.05, color=PALETTE["global"], lw=0)
-        text, style = f"global {global_cosine:.2f}", {"va": "bottom", "ha": "right", "fontsize": 9}
-        ax.text(1.0, global_cosine + 0.02, text, color=PALETTE["global"], **style)
+        text = f"global {global_cosine:.2f}"
+        style = {"color": PALETTE["global"], "va": "bottom", "ha": "right", "fontsize": 9}
+        ax.text(1.0, global_cosine + 0.02, text, **style)
         ax.set_xlim(0.0, 1.02)
         ax.set_ylim(-0.35, 1.05)
         ax.set_xticks([0.0, 0.5, 1.0])
@@ -203,7 +203,7 @@ def limit_construction_figure(local: ArrayLike = (0.99, 0.9, 0.5)) -> Figure:
     for c, curve, style in zip(cosines, curves, _STYLES, strict=False):
         ax.axhline(c, color=PALETTE["local"], ls=style, lw=1.4)
         ax.plot(grid, curve, style, color=PALETTE["global"], lw=2.2)
-        tangent = np.array([0.0, min(1.0, 0.6 / max(abs(c), 1e-12))])  # up to 1.2 at most
+        tangent = np.array([0.0, min(1.0, 0.6 / max(abs(c), 1e-12))])  # height 1.2 at most
         ax.plot(tangent, 2 * tangent * c, style, color="0.55", lw=0.9)
         ax.plot([], [], style, color="0.2", lw=1.6, label=f"$c = {c:g}$")
     ax.plot([], [], color=PALETTE["local"], lw=1.4, label="local cosines $c_1 = c_2 = c$")
