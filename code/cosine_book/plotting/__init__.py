@@ -96,7 +96,10 @@ def typeset_minus(text: str) -> str:
 
 
 def typeset_figure(figure: Figure) -> None:
-    """Minus signs (:func:`typeset_minus`) in every text of ``figure`` outside ``$...$``."""
+    """Minus signs (:func:`typeset_minus`) in every text of ``figure`` outside ``$...$``.
+
+    Used by every widget's frames and the figures of chapters 2 and 3.
+    """
     for text in figure.findobj(Text):
         parts = text.get_text().split("$")
         if any("-" in part for part in parts[::2]):

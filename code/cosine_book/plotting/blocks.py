@@ -263,8 +263,8 @@ def profiles_and_wedge_figure(
 
     Used in chapter 3. Left: the norm profiles :math:`a` and :math:`b` of ``example``,
     a pair of two blocks, as arrows; :math:`\rho = \cos\varphi`. Right: the wedge for
-    the local cosines of ``example``, ``summaries`` as dots, ``example`` as a diamond
-    with its interval.
+    the local cosines of ``example``, ``summaries`` (pairs with local cosines in that
+    range) as dots, ``example`` as a diamond with its interval.
 
     >>> example = block_cosines(*blocks_with([0.8, 0.3], [0.8, 0.6], [1.0, 0.1]))
     >>> profiles_and_wedge_figure(example).axes[0].get_title()
