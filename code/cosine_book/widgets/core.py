@@ -322,10 +322,8 @@ def kernel_widget(spec: WidgetSpec) -> Any:
             "layout": widgets.Layout(width="260px"),
         }
         if isinstance(control, Slider):
-            value = float(control.default)
-            inputs[control.name] = widgets.SelectionSlider(
-                value=value, continuous_update=False, **shared
-            )
+            slider = {**shared, "value": float(control.default), "continuous_update": False}
+            inputs[control.name] = widgets.SelectionSlider(**slider)
         else:
             inputs[control.name] = widgets.Dropdown(value=control.default, **shared)
     output = widgets.Output()
@@ -366,8 +364,7 @@ class LiveWidget:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
         self.widget = kernel_widget(self.spec)
-        bundle = self.widget._repr_mimebundle_()
-        data = dict(bundle[0]) if isinstance(bundle, tuple) else dict(bundle)
+        data = self.widget._repr_mimebundle_()  # the widget view (ipywidgets 8: a dict)
         data["text/html"] = static_html(self.spec)
         _, figure, _ = self.spec.evaluate(**self.spec.defaults())
         width, height = _display_size(figure)
