@@ -34,7 +34,7 @@ from cosine_book.gpt import GPT, parameter_table  # noqa: E402
 from cosine_book.plotting import use_book_style  # noqa: E402
 from cosine_book.simulation import make_clustered_interactions  # noqa: E402
 from cosine_book.training import load_traces  # noqa: E402
-from cosine_book.widgets.blocks import BOUNDS, TWO_BLOCKS  # noqa: E402
+from cosine_book.widgets import bounds_widget, two_block_widget  # noqa: E402
 from cosine_book.widgets.core import _figure_png, static_html  # noqa: E402
 from cosine_book.widgets.correlation import DECOMPOSITION, SIMPSON  # noqa: E402
 from cosine_book.widgets.diagnostics import (
@@ -68,8 +68,8 @@ def chapter_specs():
     data = make_clustered_interactions(seed=0)
     specs = {
         "chapter 1, training": chapter1_spec(),
-        "chapter 2, two blocks": TWO_BLOCKS,
-        "chapter 3, three blocks": BOUNDS,
+        "chapter 2, two blocks": two_block_widget().spec,
+        "chapter 3, three blocks": bounds_widget().spec,
         "chapter 4, two groups": DECOMPOSITION,
         "chapter 5, Simpson": SIMPSON,
         "chapter 6, rescaling": rescaling_widget(

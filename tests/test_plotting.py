@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_rgb
 
-from cosine_book.plotting import PALETTE, annotate_bounds, plot_intervals, use_book_style
+from cosine_book.plotting import PALETTE, typeset_figure, typeset_minus, use_book_style
 
 
 @pytest.fixture
@@ -31,37 +31,11 @@ def test_palette_colours_are_distinct():
     assert distances[np.triu_indices(len(rgb), 1)].min() > 0.15
 
 
-def test_plot_intervals_draws_one_interval_per_case(ax):
-    plot_intervals(ax, [-0.5, 0.1, 0.0], [0.5, 0.3, 0.2], [0.2, 0.25, 0.1])
-    segments = ax.collections[0].get_segments()
-    assert len(segments) == 3
-    np.testing.assert_array_equal(segments[1], [[1.0, 0.1], [1.0, 0.3]])
-
-
-def test_annotate_bounds_marks_interval_and_value(ax):
-    annotate_bounds(ax, -0.2, 0.5, 0.3)
-    assert ax.get_xlim() == (-1.0, 1.0)
-    assert ax.lines[-1].get_xdata()[0] == 0.3
-
-
-BAD_INPUTS = [
-    (lambda ax: plot_intervals(ax, [0.0, 1.0], [1.0], [0.5, 0.5]), "same length"),
-    (lambda ax: plot_intervals(ax, [[0.0]], [[1.0]], [[0.5]]), "1-D"),
-    (lambda ax: plot_intervals(ax, [np.nan], [1.0], [0.5]), "lower contains NaN"),
-    (lambda ax: plot_intervals(ax, ["0"], [1.0], [0.5]), "strings"),
-    (lambda ax: plot_intervals(ax, [0.0], [1.0j], [0.5]), "complex"),
-    (lambda ax: plot_intervals(ax, [], [], []), "empty"),
-    (lambda ax: annotate_bounds(ax, 0.5, -0.5, 0.0), "must not exceed"),
-    (lambda ax: annotate_bounds(ax, -0.5, 0.5, np.inf), "finite"),
-    (lambda ax: annotate_bounds(ax, -2.0, 0.5, 0.0), r"\[-1, 1\]"),
-    (lambda ax: annotate_bounds(ax, "-0.5", 0.5, 0.0), "real number"),
-]
-
-
-@pytest.mark.parametrize(("call", "message"), BAD_INPUTS)
-def test_bad_input_table(ax, call, message):
-    with pytest.raises(ValueError, match=message):
-        call(ax)
+def test_minus_signs_outside_math_only(ax):
+    assert typeset_minus("-1, x-2, -.5, 1e-3, top-10") == "\u22121, x-2, \u2212.5, 1e-3, top-10"
+    ax.set_title("r = -0.5 and $c = -0.5$ and -1")
+    typeset_figure(ax.figure)
+    assert ax.get_title() == "r = \u22120.5 and $c = -0.5$ and \u22121"
 
 
 # --- cosine_book.plotting.factorization: spectrum and annotated heatmaps ---

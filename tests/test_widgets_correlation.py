@@ -96,7 +96,7 @@ def test_real_frames_draw():
             else dataclasses.replace(c, options=(c.default,))
             for c in spec.controls
         ]
-        small = dataclasses.replace(spec, controls=controls, presets={})
+        small = dataclasses.replace(spec, controls=controls)
         data = frames_of(static_html(small))
         assert len(data["images"]) == len(values)
         assert all(image.startswith("data:image/png;base64,") for image in data["images"])

@@ -187,7 +187,6 @@ def test_bad_input_table(call, match):
 def test_spec_offers_a_grid_of_20_settings():
     data = make_clustered_interactions(n_users=800, n_items=60, n_clusters=3, min_items=8, seed=2)
     spec = rescaling_widget(data.X, data.item_clusters, data.item_popularity, k=10).spec
-    assert not spec.presets
     lam_control, alpha_control = spec.controls
     assert lam_control.values() == (2.0, 3.0, 4.0, 5.0)
     assert alpha_control.values() == tuple(np.linspace(-1.0, 1.0, 5))

@@ -1,23 +1,8 @@
-"""Exploration widgets: one function per widget, for JupyterLab and for the HTML book.
+"""The book's widgets, one function per chapter; each returns a :class:`~.core.LiveWidget`.
 
-Each widget function returns a :class:`~cosine_book.widgets.core.LiveWidget`
-built from a :class:`~cosine_book.widgets.core.WidgetSpec`, which holds three
-parts:
-
-- the controls (:class:`~cosine_book.widgets.core.Slider`,
-  :class:`~cosine_book.widgets.core.Choice`);
-- a pure state function from the control values to what the widget shows
-  (numbers and arrays, computed by the core modules; testable and timeable
-  without a browser);
-- a drawing function from that state to a Matplotlib figure (in
-  :mod:`cosine_book.plotting`), and an optional one-line readout.
-
-The same widget is live in a Jupyter kernel (the controls recompute through
-Python) and kernel-free in the HTML book, where frames computed over a grid of
-control settings at execution time are swapped by the controls (see
-:mod:`cosine_book.widgets.core`). A notebook cell is one line. Chapter groups
-live in submodules, which also expose each widget's spec and state function;
-the widget functions are re-exported here.
+A widget's spec (controls, a pure state function, a drawing function) lives in the
+topic's submodule; :mod:`cosine_book.widgets.core` shows it live in a Jupyter kernel and
+kernel-free in the HTML book. A notebook cell is one line.
 """
 
 from cosine_book.widgets.blocks import bounds_widget, two_block_widget

@@ -1,27 +1,16 @@
-"""One widget design for both readers: a control spec, a pure state function, a drawing function.
+"""One widget design for both readers: a control spec, a pure state function, a draw function.
 
-A widget is a :class:`WidgetSpec`: its controls (:class:`Slider`, :class:`Choice`),
-a pure function from control values to the state it shows (numbers, arrays; the
-computation itself lives in the core modules), a drawing function from that state
-to a Matplotlib figure (in :mod:`cosine_book.plotting`), and an optional one-line
-readout. Two front ends show what these compute:
-
-- in a Jupyter kernel, :func:`kernel_widget` wires the controls to ipywidgets and
-  redraws on every change;
-- in the static HTML book, :func:`static_html` evaluates the state and drawing
-  functions over a grid of control settings at execution time and emits one
-  self-contained HTML fragment (frames as inline PNG images, a few lines of inline
-  JavaScript, no external script, no network) whose controls swap frames.
-
-:class:`LiveWidget` carries both in one output: JupyterLab renders the live
-ipywidget, and the book (``nb_mime_priority_overrides`` in ``_config.yml``) renders
-the ``text/html`` version, and the PDF and notebook viewers without a kernel
-(GitHub, VS Code) the ``image/png`` of the default setting. The HTML version offers
-every combination of the controls' values, so that moving one control never resets
-another; a widget keeps its grid small by offering few values per control.
-Named presets set every control at once, so the chapter text can refer to them.
-Frames are drawn at twice their display size (sharp on high-density screens) and
-stored as palette PNG.
+A :class:`WidgetSpec` holds the controls (:class:`Slider`, :class:`Choice`), a pure
+function from their values to what the widget shows (computed by the core modules), a
+function that draws that state as a Matplotlib figure (in :mod:`cosine_book.plotting`)
+and a one-line readout. Two front ends show it: :func:`kernel_widget`, ipywidgets that
+redraw through a Jupyter kernel, and :func:`static_html`, a kernel-free HTML fragment
+with a frame for every combination of the controls' values, drawn at execution time and
+swapped by a few lines of inline JavaScript, so that moving one control never resets
+another. :class:`LiveWidget` carries both in one output: JupyterLab shows the ipywidget,
+the book (``nb_mime_priority_overrides`` in ``_config.yml``) the HTML, and the PDF and
+notebook viewers without a kernel a PNG of the default setting. Used by every chapter's
+widget.
 """
 
 from __future__ import annotations
@@ -32,81 +21,33 @@ import html
 import io
 import itertools
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from importlib.resources import files
 from typing import Any
 
 import numpy as np
 
-from cosine_book._validation import as_float_scalar
+from cosine_book.plotting import typeset_figure, typeset_minus
 
-__all__ = [
-    "Choice",
-    "LiveWidget",
-    "Slider",
-    "WidgetSpec",
-    "kernel_widget",
-    "static_html",
-    "typeset_minus",
-]
+__all__ = ["WidgetSpec"]
 
-#: Display resolution of the frames of the HTML version (CSS pixels per inch of the
-#: figure size); they are drawn at ``FRAME_SCALE`` times as many pixels.
-FRAME_DPI = 80
-FRAME_SCALE = 2
-
-
-# A hyphen before a number (not inside a word such as "top-10"): a minus sign.
-_HYPHEN_MINUS = re.compile(r"(?<![\w.])-(?=\.?\d)")
-
-
-def typeset_minus(text: str) -> str:
-    """``text`` with the hyphens that stand for minus signs replaced by "−" (U+2212).
-
-    Matplotlib writes its tick labels with the minus sign; readouts, control values
-    and the figures' own titles and labels get the same through this function.
-
-    >>> typeset_minus("r = -0.49 in [-1, 1], top-10, B-A")
-    'r = −0.49 in [−1, 1], top-10, B-A'
-    """
-    return _HYPHEN_MINUS.sub("\u2212", text)
-
-
-def _typeset_figure(figure: Any) -> None:
-    """Minus signs in every text of ``figure`` (titles, labels, legends, annotations)."""
-    from matplotlib.text import Text
-
-    for text in figure.findobj(Text):
-        content = text.get_text()
-        if "-" in content and not content.startswith("$"):
-            text.set_text(typeset_minus(content))
+# A frame of the HTML version is shown at 80 CSS pixels per inch of its figure and drawn
+# at twice that (sharp on high-density screens).
+_DPI = 80
+_SCALE = 2
 
 
 @dataclass(frozen=True)
 class Slider:
-    """A numeric control.
+    """A numeric control: the values it offers are ``static_values`` and ``default``, sorted.
 
-    Parameters
-    ----------
-    name : str
-        Keyword argument of the state function.
-    label : str
-        What the reader sees.
-    minimum, maximum, step, default : float
-        Range, step and starting value of the kernel slider.
-    static_values : sequence of float, optional
-        The values the HTML version offers; by default 5 evenly spaced values
-        from ``minimum`` to ``maximum`` plus ``default``.
-    readout_format : str
-        Format of the value shown beside the control.
-    description : str, optional
-        What the control sets, in words, for screen readers (default: ``label``).
+    ``name`` is the state function's keyword, ``label`` what the reader sees,
+    ``description`` what it sets, for screen readers (default: ``label``). The values
+    must lie in ``[minimum, maximum]``; ``step`` is the resolution they were chosen at.
 
-    Examples
-    --------
-    >>> Slider("c1", "c₁", -1.0, 1.0, 0.01, 0.9).values()
-    (-1.0, -0.5, 0.0, 0.5, 0.9, 1.0)
+    >>> Slider("c1", "c₁", -1.0, 1.0, 0.01, 0.9, static_values=[-1, 0, 1]).values()
+    (-1.0, 0.0, 0.9, 1.0)
     """
 
     name: str
@@ -115,25 +56,20 @@ class Slider:
     maximum: float
     step: float
     default: float
-    static_values: Sequence[float] | None = None
+    static_values: Sequence[float]
     readout_format: str = ".2f"
     description: str | None = None
 
     def __post_init__(self) -> None:
-        low = as_float_scalar(self.minimum, f"{self.name}: minimum")
-        high = as_float_scalar(self.maximum, f"{self.name}: maximum")
-        as_float_scalar(self.step, f"{self.name}: step", positive=True)
-        as_float_scalar(self.default, f"{self.name}: default", interval=(low, high))
-        for value in self.values():
-            as_float_scalar(value, f"{self.name}: static value", interval=(low, high))
+        if not all(self.minimum <= value <= self.maximum for value in self.values()):
+            raise ValueError(
+                f"{self.name}: the default and static_values {self.values()} must lie in "
+                f"[{self.minimum:g}, {self.maximum:g}]"
+            )
 
     def values(self) -> tuple[float, ...]:
-        """The values of the HTML version, sorted, including the default."""
-        if self.static_values is not None:
-            chosen = [float(v) for v in self.static_values]
-        else:
-            chosen = np.linspace(self.minimum, self.maximum, 5).round(10).tolist()
-        return tuple(sorted(set(chosen) | {float(self.default)}))
+        """The values offered, sorted, the default among them."""
+        return tuple(sorted({float(value) for value in self.static_values} | {float(self.default)}))
 
     def show(self, value: float) -> str:
         """The value as the reader sees it beside the control (with a true minus sign)."""
@@ -142,25 +78,8 @@ class Slider:
 
 @dataclass(frozen=True)
 class Choice:
-    """A control with a few named options.
+    """A menu of ``options``, shown as ``str(option)``; otherwise as :class:`Slider`.
 
-    Parameters
-    ----------
-    name : str
-        Keyword argument of the state function.
-    label : str
-        What the reader sees.
-    options : sequence
-        The values passed to the state function.
-    default
-        One of ``options``.
-    option_labels : sequence of str, optional
-        How each option is shown (default: ``str(option)``).
-    description : str, optional
-        What the control sets, in words, for screen readers (default: ``label``).
-
-    Examples
-    --------
     >>> Choice("optimizer", "optimizer", ("SGD", "Adam"), "Adam").values()
     ('SGD', 'Adam')
     """
@@ -169,14 +88,11 @@ class Choice:
     label: str
     options: Sequence[Any]
     default: Any
-    option_labels: Sequence[str] | None = None
     description: str | None = None
 
     def __post_init__(self) -> None:
         if self.default not in tuple(self.options):
             raise ValueError(f"{self.name}: default {self.default!r} is not one of the options")
-        if self.option_labels is not None and len(self.option_labels) != len(self.options):
-            raise ValueError(f"{self.name}: expected one label per option")
 
     def values(self) -> tuple[Any, ...]:
         """Every option, in order."""
@@ -184,48 +100,35 @@ class Choice:
 
     def show(self, value: Any) -> str:
         """The option as the reader sees it."""
-        labels = self.option_labels or [str(option) for option in self.options]
-        return labels[tuple(self.options).index(value)]
-
-
-Control = Slider | Choice
+        return str(value)
 
 
 @dataclass(frozen=True)
 class WidgetSpec:
-    """Controls, a pure state function and a drawing function: one widget.
+    """One widget: its controls, a pure state function and a drawing function.
 
-    Parameters
-    ----------
-    name : str
-        Identifier (letters, digits, hyphens), unique on a page.
-    title : str
-        A short caption shown above the controls.
-    controls : sequence of Slider or Choice
-        In display order; their names are the state function's keywords.
-    state : callable
-        ``state(**values)``: pure, from control values to what is shown.
-    draw : callable
-        ``draw(state)``: a new Matplotlib figure showing the state.
-    readout : callable, optional
-        ``readout(state)``: one line of plain text under the figure.
-    presets : mapping of str to mapping, optional
-        Named settings (label -> {control name: value}) offered as buttons in
-        both versions; each must use values the HTML version offers.
-    columns : int, optional
-        Controls per row; by default as many as there are controls, at most 3.
-    colours : int
-        Colours of each frame's palette (64 keeps pages light; a colour scale with
-        many steps, as chapter 6's heatmap, needs 256).
+    ``name`` (letters, digits, hyphens) is unique on a page and ``title`` is shown above
+    the controls, ``columns`` of them per row (default: one per control, at most 3).
+    ``state(**values)`` maps the controls' values (keywords: their names) to what is
+    shown; ``draw(state)`` returns a new Matplotlib figure; ``readout(state)`` a line of
+    text under it. ``colours`` is the size of each frame's palette (64 keeps pages light;
+    chapter 6's heatmap needs 256). Used by every chapter's widget.
+
+    >>> spec = WidgetSpec(
+    ...     "demo", "demo",
+    ...     [Slider("a", "a", 0, 1, 0.5, 0, static_values=[1]),
+    ...      Choice("b", "b", (0, 1), 1)],
+    ...     state=lambda a, b: a + b, draw=None)
+    >>> spec.settings()
+    [{'a': 0.0, 'b': 1}, {'a': 0.0, 'b': 0}, {'a': 1.0, 'b': 0}, {'a': 1.0, 'b': 1}]
     """
 
     name: str
     title: str
-    controls: Sequence[Control]
+    controls: Sequence[Slider | Choice]
     state: Callable[..., Any]
     draw: Callable[[Any], Any]
     readout: Callable[[Any], str] | None = None
-    presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     columns: int | None = None
     colours: int = 64
 
@@ -233,26 +136,10 @@ class WidgetSpec:
         names = [control.name for control in self.controls]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.name}: control names must be distinct; got {names}")
-        if self.columns is not None and (not isinstance(self.columns, int) or self.columns < 1):
-            raise ValueError(f"columns must be a positive integer; got {self.columns!r}")
-        if not isinstance(self.colours, int) or not 2 <= self.colours <= 256:
-            raise ValueError(f"colours must be an integer from 2 to 256; got {self.colours!r}")
-
-        for label, preset in self.presets.items():
-            unknown = set(preset) - set(names)
-            if unknown:
-                raise ValueError(f"preset {label!r} names unknown controls {sorted(unknown)}")
-            for control in self.controls:
-                value = preset.get(control.name, control.default)
-                if value not in control.values():
-                    raise ValueError(
-                        f"preset {label!r}: {control.name}={value!r} is not a value the "
-                        f"HTML version offers {control.values()}"
-                    )
 
     @property
     def columns_shown(self) -> int:
-        """The number of controls per row (``columns``, or one per control up to 3)."""
+        """Controls per row."""
         return self.columns or min(len(self.controls), 3)
 
     def defaults(self) -> dict[str, Any]:
@@ -260,72 +147,31 @@ class WidgetSpec:
         return {control.name: control.default for control in self.controls}
 
     def settings(self) -> list[dict[str, Any]]:
-        """Every combination of the values the HTML version offers, defaults first.
-
-        Examples
-        --------
-        >>> spec = WidgetSpec(
-        ...     "demo", "demo",
-        ...     [Slider("a", "a", 0, 1, 0.5, 0, static_values=[0, 1]),
-        ...      Slider("b", "b", 0, 1, 0.5, 1, static_values=[0, 1])],
-        ...     state=lambda a, b: a + b, draw=None)
-        >>> spec.settings()
-        [{'a': 0.0, 'b': 1.0}, {'a': 0.0, 'b': 0.0}, {'a': 1.0, 'b': 0.0}, {'a': 1.0, 'b': 1.0}]
-        """
-        defaults = self.defaults()
+        """Every combination of the values the controls offer, the defaults first."""
+        first = {
+            c.name: float(c.default) if isinstance(c, Slider) else c.default for c in self.controls
+        }
         grid = itertools.product(*(control.values() for control in self.controls))
-        found = [defaults, *(dict(zip(defaults, values, strict=True)) for values in grid)]
-        unique: list[dict[str, Any]] = []
-        for setting in found:
-            normal = {
-                c.name: float(setting[c.name]) if isinstance(c, Slider) else setting[c.name]
-                for c in self.controls
-            }
-            if normal not in unique:
-                unique.append(normal)
-        return unique
+        combinations = (dict(zip(first, values, strict=True)) for values in grid)
+        return [first, *(setting for setting in combinations if setting != first)]
 
     def evaluate(self, **values: Any) -> tuple[Any, Any, str]:
-        """State, figure and readout for one setting (defaults for missing controls).
-
-        A setting the state function refuses (``ValueError``, e.g. a zero vector)
-        gives ``None``, a figure saying why, and the message as the readout.
-        """
-        try:
-            state = self.state(**{**self.defaults(), **values})
-        except ValueError as error:
-            message = f"Not a valid setting: {error}"
-            return None, _message_figure(message), message
+        """State, figure and readout of one setting (defaults for the controls not given)."""
+        state = self.state(**{**self.defaults(), **values})
         figure = self.draw(state)
-        _typeset_figure(figure)
+        typeset_figure(figure)
         return state, figure, typeset_minus(self.readout(state)) if self.readout else ""
 
 
-def _message_figure(message: str) -> Any:
-    """A small figure that only says ``message`` (for settings with nothing to draw)."""
-    import textwrap
-
-    import matplotlib.pyplot as plt
-
-    figure = plt.figure(figsize=(8.0, 1.2))
-    figure.text(0.02, 0.5, "\n".join(textwrap.wrap(message, 110)), va="center", fontsize=10)
-    return figure
-
-
-def _figure_png(figure: Any, dpi: float = FRAME_DPI, *, fast: bool = False) -> bytes:
+def _figure_png(figure: Any, dpi: float = _DPI, *, fast: bool = False) -> bytes:
     """The figure as PNG bytes (and closed); ``fast`` trades size for encoding time."""
     import matplotlib.pyplot as plt
 
     buffer = io.BytesIO()
     # Fixed metadata: the bytes depend only on the drawing, not on the date or version.
     # No tight bounding box: it would draw the figure twice.
-    figure.savefig(
-        buffer,
-        format="png",
-        dpi=dpi,
-        metadata={"Software": None},
-        pil_kwargs={"compress_level": 1} if fast else None,
-    )
+    options = {"compress_level": 1} if fast else None
+    figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None}, pil_kwargs=options)
     plt.close(figure)
     return buffer.getvalue()
 
@@ -333,37 +179,24 @@ def _figure_png(figure: Any, dpi: float = FRAME_DPI, *, fast: bool = False) -> b
 def _display_size(figure: Any) -> tuple[int, int]:
     """Width and height in CSS pixels at which a frame of ``figure`` is shown."""
     width, height = figure.get_size_inches()
-    return round(width * FRAME_DPI), round(height * FRAME_DPI)
+    return round(width * _DPI), round(height * _DPI)
 
 
 def _smallest_text(figure: Any) -> float:
-    """Size in CSS pixels, at the frame's display size, of the smallest text ``figure`` shows.
-
-    Counts every visible, non-empty text (titles, labels, tick labels, legends,
-    annotations) of a drawn figure; a hidden one may be counted too, which only errs
-    on the small side.
-    """
+    """Size in CSS pixels, at display size, of the smallest visible text of a drawn figure."""
     from matplotlib.text import Text
 
-    sizes = [
-        text.get_fontsize()
-        for text in figure.findobj(Text)
-        if text.get_visible() and text.get_text().strip()
-    ]
-    return min(sizes, default=np.inf) / 72 * FRAME_DPI
+    texts = figure.findobj(Text)
+    sizes = [t.get_fontsize() for t in texts if t.get_visible() and t.get_text().strip()]
+    return min(sizes, default=np.inf) / 72 * _DPI
 
 
-def _frame(figure: Any, colours: int = 64) -> tuple[bytes, int, int]:
-    """A frame of the HTML version: palette PNG at ``FRAME_SCALE`` times its display size.
-
-    Returns the PNG and the display width and height in CSS pixels. 64 colours,
-    chosen from the image without dithering, keep text and lines crisp at about a
-    quarter of a full-colour PNG's size.
-    """
+def _frame(figure: Any, colours: int) -> tuple[bytes, int, int]:
+    """A frame: palette PNG (crisp text and lines, a quarter of the size) and display size."""
     from PIL import Image
 
     width, height = _display_size(figure)
-    rgba = Image.open(io.BytesIO(_figure_png(figure, FRAME_DPI * FRAME_SCALE)))
+    rgba = Image.open(io.BytesIO(_figure_png(figure, _DPI * _SCALE)))
     palette = rgba.convert("RGB").quantize(colours, method=Image.Quantize.MEDIANCUT, dither=0)
     buffer = io.BytesIO()
     palette.save(buffer, format="PNG", optimize=True)
@@ -375,77 +208,15 @@ def _indices(spec: WidgetSpec, setting: Mapping[str, Any]) -> str:
     return ",".join(str(control.values().index(setting[control.name])) for control in spec.controls)
 
 
-# Inline script of the HTML version: controls hold indices into each control's values;
-# moving one control looks up the frame of the new setting (every combination has one).
-_SCRIPT = """(function () {
-  var root = document.getElementById(%(id)s);
-  var data = JSON.parse(root.querySelector("script.lgc-frames").textContent);
-  var controls = root.querySelectorAll(".lgc-control");
-  var image = root.querySelector("img.lgc-frame");
-  var readout = root.querySelector(".lgc-readout");
-  function key() {
-    return Array.prototype.map.call(controls, function (c) { return c.value; }).join(",");
-  }
-  function show() {
-    var frame = data.frames[key()];
-    image.src = data.images[frame.image];
-    image.alt = data.alt + " (" + frame.label + ")";
-    readout.textContent = frame.readout;
-    Array.prototype.forEach.call(controls, function (c, i) {
-      var value = root.querySelector('.lgc-value[data-control="' + i + '"]');
-      if (value) value.textContent = data.labels[i][c.value];
-      if (c.type === "range") c.setAttribute("aria-valuetext", data.labels[i][c.value]);
-    });
-    root.setAttribute("data-frame", key());
-  }
-  function setAll(indices) {
-    Array.prototype.forEach.call(controls, function (c, i) { c.value = indices[i]; });
-    show();
-  }
-  Array.prototype.forEach.call(controls, function (control) {
-    control.addEventListener("input", show);
-  });
-  Array.prototype.forEach.call(root.querySelectorAll(".lgc-preset"), function (button) {
-    button.addEventListener("click", function () {
-      setAll(button.getAttribute("data-key").split(","));
-    });
-  });
-})();"""
+# The HTML version's script and style (the theme's colours, light and dark; a row of
+# --lgc-columns controls; slider handles large enough for a finger on touch screens). The
+# script swaps frames as controls move; its preset buttons (.lgc-preset) are no longer
+# emitted, but every chapter's stored output carries it as it is.
+_SCRIPT = (files(__package__) / "widget.js").read_text().removesuffix("\n")
+_STYLE = "<style>" + (files(__package__) / "widget.css").read_text().replace("\n", "") + "</style>"
 
 
-# The widget's own style: the theme's colours (light and dark), one row of
-# ``--lgc-columns`` controls, slider handles large enough for a finger on touch screens.
-_STYLE = (
-    "<style>.lgc-widget{border:1px solid var(--pst-color-border,#ddd);border-radius:6px;"
-    "padding:.6em;margin:1em 0;background:var(--pst-color-surface,transparent);"
-    "color:var(--pst-color-text-base,inherit)}"
-    ".lgc-controls{display:grid;grid-template-columns:repeat(var(--lgc-columns),"
-    "minmax(0,1fr));gap:.3em 1.2em}"
-    "@media (max-width:600px){.lgc-controls{grid-template-columns:minmax(0,1fr)}}"
-    ".lgc-row{display:flex;align-items:center;gap:.4em;font-size:.9em;min-width:0}"
-    ".lgc-label{min-width:3.5em}.lgc-value{min-width:3em;font-family:monospace}"
-    ".lgc-control{flex:1 1 auto;min-width:0;accent-color:var(--pst-color-primary,auto)}"
-    "select.lgc-control{background:var(--pst-color-background,#fff);"
-    "color:var(--pst-color-text-base,#000);border:1px solid var(--pst-color-border,#999)}"
-    "@media (pointer:coarse){input.lgc-control{-webkit-appearance:none;appearance:none;"
-    "height:1.75em;background:transparent}"
-    "input.lgc-control::-webkit-slider-runnable-track{height:.4em;border-radius:.2em;"
-    "background:var(--pst-color-border,#bbb)}"
-    "input.lgc-control::-webkit-slider-thumb{-webkit-appearance:none;appearance:none;"
-    "width:1.75em;height:1.75em;margin-top:-.675em;border-radius:50%;"
-    "background:var(--pst-color-primary,#1f5fa8)}"
-    "input.lgc-control::-moz-range-thumb{width:1.75em;height:1.75em;border-radius:50%;"
-    "background:var(--pst-color-primary,#1f5fa8)}"
-    "select.lgc-control{min-height:2.75em}}"
-    ".lgc-frame{max-width:100%;height:auto;display:block;margin-top:.5em;background:#fff}"
-    ".lgc-readout{font-family:monospace;font-size:.85em;white-space:pre-wrap}"
-    ".lgc-preset{margin:.3em .4em 0 0;color:var(--pst-color-text-base,inherit);"
-    "background:var(--pst-color-background,#fff);border:1px solid var(--pst-color-border,#999);"
-    "border-radius:4px;padding:.15em .5em}</style>"
-)
-
-
-def _control_html(control: Control, position: int, default: Any) -> str:
+def _control_html(control: Slider | Choice, position: int, default: Any) -> str:
     """One labelled control; a slider shows its value beside it, a menu is its own label."""
     values = control.values()
     index = values.index(default)
@@ -475,31 +246,17 @@ def _control_html(control: Control, position: int, default: Any) -> str:
 
 
 def static_html(spec: WidgetSpec) -> str:
-    """The kernel-free HTML version of a widget: frames plus a few lines of inline JavaScript.
+    """The kernel-free HTML version of a widget: its frames and a few lines of inline JavaScript.
 
-    Every frame is what ``spec.draw(spec.state(**setting))`` draws for a setting of
-    :meth:`WidgetSpec.settings`, as an inline palette PNG at twice its display size;
-    identical frames are stored once. The element ids derive from the content, so
-    the output is the same on every run.
-
-    Parameters
-    ----------
-    spec : WidgetSpec
-
-    Returns
-    -------
-    str
-        One ``<div class="lgc-widget">`` with its controls, image, readout (announced
-        to screen readers as it changes), frame data
-        (``<script type="application/json" class="lgc-frames">``) and script. Its
-        ``data-smallest-text`` is the size in CSS pixels of the smallest text of any
-        frame at display size (the browser tests check it as the frame is shown).
+    One ``<div class="lgc-widget">`` with the controls, the frame of the default setting,
+    the readout (announced to screen readers), the frame data (``script.lgc-frames``: a
+    frame per setting of :meth:`WidgetSpec.settings`, equal images stored once) and the
+    script. Its id derives from the content: the same output on every run. Its
+    ``data-smallest-text`` (CSS pixels, at display size) is checked by the browser tests.
     """
     images: list[str] = []
-    image_index: dict[str, int] = {}
     frames: dict[str, dict[str, Any]] = {}
-    size = (0, 0)
-    smallest_text = np.inf
+    size, smallest_text = (0, 0), np.inf
     for setting in spec.settings():
         _, figure, readout = spec.evaluate(**setting)
         png, width, height = _frame(figure, spec.colours)
@@ -508,12 +265,11 @@ def static_html(spec: WidgetSpec) -> str:
         if not frames:
             size = (width, height)  # the default setting comes first
         encoded = "data:image/png;base64," + base64.b64encode(png).decode()
-        if encoded not in image_index:
-            image_index[encoded] = len(images)
+        if encoded not in images:
             images.append(encoded)
         label = ", ".join(f"{c.label} = {c.show(setting[c.name])}" for c in spec.controls)
         frames[_indices(spec, setting)] = {
-            "image": image_index[encoded],
+            "image": images.index(encoded),
             "readout": readout,
             "label": label,
         }
@@ -530,11 +286,6 @@ def static_html(spec: WidgetSpec) -> str:
     rows = "".join(
         _control_html(control, i, defaults[control.name]) for i, control in enumerate(spec.controls)
     )
-    presets = "".join(
-        f'<button type="button" class="lgc-preset" '
-        f'data-key="{_indices(spec, {**defaults, **preset})}">{html.escape(label)}</button>'
-        for label, preset in spec.presets.items()
-    )
     first = frames[default_key]
     data = json.dumps(payload, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
     return (
@@ -545,129 +296,80 @@ def static_html(spec: WidgetSpec) -> str:
         f'<div class="lgc-title" id="{element_id}-title" role="heading" aria-level="4">'
         f"<b>{html.escape(spec.title)}</b></div>"
         f'<div class="lgc-controls">{rows}</div>'
-        + (f'<div class="lgc-presets">{presets}</div>' if presets else "")
-        + f'<img class="lgc-frame" src="{images[first["image"]]}" width="{size[0]}" '
+        f'<img class="lgc-frame" src="{images[first["image"]]}" width="{size[0]}" '
         f'height="{size[1]}" alt="{html.escape(spec.title)} ({html.escape(first["label"])})">'
         f'<div class="lgc-readout" aria-live="polite">{html.escape(first["readout"])}</div>'
         f'<script type="application/json" class="lgc-frames">{data}</script>'
-        f"<script>{_SCRIPT % {'id': json.dumps(element_id)}}</script></div>"
+        f"<script>{_SCRIPT.replace('WIDGET_ID', json.dumps(element_id))}</script></div>"
     )
 
 
-def default_frame_png(spec: WidgetSpec) -> tuple[bytes, int, int]:
-    """The default setting's frame as a full-colour PNG (for the PDF and notebook viewers).
-
-    Returns the PNG, drawn at ``FRAME_SCALE`` times its display size, and that display
-    width and height in pixels.
-    """
-    _, figure, _ = spec.evaluate(**spec.defaults())
-    width, height = _display_size(figure)
-    return _figure_png(figure, FRAME_DPI * FRAME_SCALE), width, height
-
-
 def kernel_widget(spec: WidgetSpec) -> Any:
-    """The live ipywidgets version: the spec's controls, redrawing through the kernel.
+    """The live ipywidgets version: title, controls and the figure, redrawn through the kernel.
 
-    Sliders offer the same values as the HTML version.
-
-    Returns
-    -------
-    ipywidgets.VBox
-        Title, controls, preset buttons and an output area with the figure and readout.
+    Its sliders offer the values of the HTML version and no others, so that what a
+    chapter says of a widget holds in both versions.
     """
     import ipywidgets as widgets
     from IPython.display import Image
 
     inputs: dict[str, Any] = {}
     for control in spec.controls:
+        shared = {
+            "options": [(control.show(v), v) for v in control.values()],
+            "description": control.label,
+            "style": {"description_width": "60px"},
+            "layout": widgets.Layout(width="260px"),
+        }
         if isinstance(control, Slider):
-            # The values the HTML version offers, no others: what the chapter says of
-            # the widget then holds in both versions.
-            inputs[control.name] = widgets.SelectionSlider(
-                options=[(control.show(v), v) for v in control.values()],
-                value=float(control.default),
-                description=control.label,
-                continuous_update=False,
-                style={"description_width": "60px"},
-                layout=widgets.Layout(width="260px"),
-            )
+            slider = {**shared, "value": float(control.default), "continuous_update": False}
+            inputs[control.name] = widgets.SelectionSlider(**slider)
         else:
-            inputs[control.name] = widgets.Dropdown(
-                options=[(control.show(v), v) for v in control.values()],
-                value=control.default,
-                description=control.label,
-                style={"description_width": "60px"},
-                layout=widgets.Layout(width="260px"),
-            )
+            inputs[control.name] = widgets.Dropdown(value=control.default, **shared)
     output = widgets.Output()
 
     def redraw(_change: object = None) -> None:
-        values = {name: widget.value for name, widget in inputs.items()}
-        _, figure, readout = spec.evaluate(**values)
-        # Filled directly, not with `with output:`: without a frontend (nbconvert,
-        # nbval) captured output would otherwise land in the cell's own output.
+        _, figure, readout = spec.evaluate(**{name: w.value for name, w in inputs.items()})
+        # Filled directly, not with `with output:`: without a frontend (nbconvert, nbval)
+        # captured output would otherwise land in the cell's own output.
         output.outputs = ()
-        # One PNG at the figure's own resolution, drawn once (the inline backend's
-        # tight bounding box would draw it twice, doubling the update time).
+        # One PNG at the figure's own resolution, drawn once (the inline backend's tight
+        # bounding box would draw it twice, doubling the update time).
         output.append_display_data(Image(_figure_png(figure, dpi=figure.dpi, fast=True)))
         if readout:
             output.append_stdout(readout + "\n")
 
-    def apply(preset: Mapping[str, Any]) -> Callable[[object], None]:
-        def on_click(_button: object) -> None:
-            for name, value in {**spec.defaults(), **preset}.items():
-                inputs[name].unobserve(redraw, names="value")
-                inputs[name].value = value
-                inputs[name].observe(redraw, names="value")
-            redraw()
-
-        return on_click
-
     for widget in inputs.values():
         widget.observe(redraw, names="value")
-    buttons = []
-    for label, preset in spec.presets.items():
-        button = widgets.Button(description=label, layout=widgets.Layout(width="auto"))
-        button.on_click(apply(preset))
-        buttons.append(button)
     redraw()
+    columns = f"repeat({spec.columns_shown}, 270px)"
     controls = widgets.GridBox(
-        list(inputs.values()),
-        layout=widgets.Layout(grid_template_columns=f"repeat({spec.columns_shown}, 270px)"),
+        list(inputs.values()), layout=widgets.Layout(grid_template_columns=columns)
     )
-    parts = [widgets.HTML(f"<b>{html.escape(spec.title)}</b>"), controls]
-    if buttons:
-        parts.append(widgets.HBox(buttons))
-    return widgets.VBox([*parts, output])
+    title = widgets.HTML(f"<b>{html.escape(spec.title)}</b>")
+    return widgets.VBox([title, controls, output])
 
 
 class LiveWidget:
     """A widget for both readers: the ipywidget in a kernel, the static HTML in the book.
 
-    Displaying it emits one output with both representations; JupyterLab renders
-    the live widget, and the HTML book renders ``text/html`` (see
-    ``nb_mime_priority_overrides`` in ``_config.yml``).
-
-    Parameters
-    ----------
-    spec : WidgetSpec
+    Displaying it emits one output with both, and a PNG of the default setting (twice
+    the pixels of its display size) for the PDF and notebook viewers without a kernel.
+    Every chapter's widget function returns one.
     """
 
     def __init__(self, spec: WidgetSpec) -> None:
         self.spec = spec
         self.widget: Any = None  # the ipywidget of the last display
 
-    def _repr_mimebundle_(
-        self, include: Any = None, exclude: Any = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
         self.widget = kernel_widget(self.spec)
-        bundle = self.widget._repr_mimebundle_()
-        data = dict(bundle[0]) if isinstance(bundle, tuple) else dict(bundle)
+        data = self.widget._repr_mimebundle_()  # the widget view (ipywidgets 8: a dict)
         data["text/html"] = static_html(self.spec)
-        png, width, height = default_frame_png(self.spec)
-        data["image/png"] = base64.b64encode(png).decode()
+        _, figure, _ = self.spec.evaluate(**self.spec.defaults())
+        width, height = _display_size(figure)
+        data["image/png"] = base64.b64encode(_figure_png(figure, _DPI * _SCALE)).decode()
         data["text/plain"] = f"<{self.spec.title}: interactive widget>"
-        # Shown at its display size: the PNG has twice the pixels (sharp on any screen).
         return data, {"image/png": {"width": width, "height": height}}
 
     def __repr__(self) -> str:
