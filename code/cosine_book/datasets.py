@@ -89,7 +89,7 @@ class BerkeleyAdmissions:
 
 
 def load_berkeley_admissions() -> BerkeleyAdmissions:
-    """Berkeley's 1973 graduate admissions, six largest departments (Bickel et al., 1975).
+    """Berkeley's 1973 admissions, six largest departments (Bickel et al., 1975). Chapter 5.
 
     Published counts (R's ``UCBAdmissions``), committed as ``data/berkeley_1973.csv``.
 
@@ -109,7 +109,7 @@ def load_berkeley_admissions() -> BerkeleyAdmissions:
 
 @dataclass(frozen=True)
 class MovieRatings:
-    """Rating ``ratings[i]`` by user ``users[i]`` of movie ``movies[i]`` (indices from 0).
+    """Rating ``ratings[i]`` by user ``users[i]`` of movie ``movies[i]`` (from 0). Chapter 6.
 
     Movie ``j`` is ``titles[j]`` (year ``years[j]``, NaN if unknown; ``genres[j]``).
     """

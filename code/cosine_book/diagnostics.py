@@ -63,7 +63,7 @@ _Input = namedtuple("_Input", "values memory precision")
 
 @dataclass(frozen=True)
 class PairDiagnosis:
-    """What a cosine tells (:func:`diagnose_pair`); ``factor`` is κ if ``b = κ a``."""
+    """What a cosine tells (chapter 7's :func:`diagnose_pair`); ``factor``: κ if ``b = κ a``."""
 
     cosine: float
     kind: str
@@ -74,7 +74,7 @@ class PairDiagnosis:
 
 @dataclass(frozen=True)
 class RowDiagnoses:
-    """A :class:`PairDiagnosis` per row pair; printed, the count of each kind."""
+    """A :class:`PairDiagnosis` per row pair (chapter 7); printed, the count of each kind."""
 
     pairs: tuple[PairDiagnosis, ...]
     precision: str
@@ -143,7 +143,7 @@ def _allowance(pa: _Precision, pb: _Precision, roundings: int) -> float:
 
 
 def _multiple(a, b, pa: _Precision, pb: _Precision, roundings: int) -> tuple | None:
-    """``(κ, low, high, exact, subnormal)`` if ``b = κ a`` up to rounding, else None."""
+    """``(κ, subnormal)`` if ``b = κ a`` up to rounding, else None."""
     # Each entry normal in both allows |κ| in [|r_i| (1 - θ), |r_i| / (1 - θ)], r_i = b_i / a_i;
     # the ranges must meet, one sign (else: r_i at the largest |a_i|, exactly). All must fit.
     theta = allowed = _allowance(pa, pb, roundings)
@@ -163,7 +163,7 @@ def _multiple(a, b, pa: _Precision, pb: _Precision, roundings: int) -> tuple | N
     low, high = float(np.max(size)) * (1 - theta), float(np.min(size)) / (1 - theta)
     if not (np.all(ratios > 0) or np.all(ratios < 0)) or low > high:
         return None
-    exact = bool(np.min(size) == np.max(size))
+    exact = np.min(size) == np.max(size)  # then κ is that ratio, else the middle of the range
     kappa = math.copysign(float(size[0]) if exact else (low + high) / 2, ratios[0])
     # Every entry: |b_i - κ a_i| <= (θ + 2^-51) max(|b_i|, |κ a_i|) + max(λ_b, |κ| λ_a) r/2,
     # λ the smallest subnormal of each format: half a step per rounding (at least one).
@@ -171,20 +171,7 @@ def _multiple(a, b, pa: _Precision, pb: _Precision, roundings: int) -> tuple | N
         x = kappa * a
     bound = (allowed + _MARGIN) * np.maximum(np.abs(x), np.abs(b))
     slack = max(pb.least, abs(kappa) * pa.least) * max(1.0, roundings / 2)
-    return (kappa, low, high, exact, subnormal) if np.all(np.abs(b - x) <= bound + slack) else None
-
-
-def _shortest(kappa: float, low: float, high: float, exact: bool, unit: float) -> float:
-    """κ as the shortest decimal the rounding allows (0.3 for a float32 ``0.3 * a``)."""
-    size = abs(kappa)
-    if exact:  # one ratio: as its format stores it (0.3 for a float16 0.30004883)
-        low, high = size * (1 - unit), size * (1 + unit)
-    else:
-        low, high = max(low, size * (1 - 2 * unit)), min(high, size * (1 + 2 * unit))
-    for digits in range(1, 18):
-        if low <= (candidate := float(f"{size:.{digits}g}")) <= high:
-            return math.copysign(candidate, kappa)
-    return kappa
+    return (kappa, subnormal) if np.all(np.abs(b - x) <= bound + slack) else None
 
 
 def _short(value: float) -> str:
@@ -246,7 +233,7 @@ def _diagnose(a: _Input, b: _Input, same_object: bool, roundings: int) -> PairDi
     shares = same_object or bool(np.shares_memory(a.memory, b.memory))  # exactly
     identical = bool(np.array_equal(a64, b64))
     found = None if identical else _multiple(a64, b64, a.precision, b.precision, roundings)
-    factor = _shortest(*found[:4], precision.unit) if found else 1.0 if identical else None
+    factor = found[0] if found else 1.0 if identical else None
     if same_object:
         kind, verdict = "same object", "the same array compared with itself: cosine 1 by "
         verdict += "construction, not a finding"
@@ -264,7 +251,7 @@ def _diagnose(a: _Input, b: _Input, same_object: bool, roundings: int) -> PairDi
         direction = ("the same direction, so cosine 1", "opposite directions, so cosine -1")
         kind, verdict = f"{sign} multiple", f"a {sign} multiple{rounding} (factor κ = {factor:.6g})"
         verdict += f": {direction[negative]}{' up to rounding' if rounding else ''}"
-        if found[4]:  # no entry normal in both: only the spacing of subnormals is tested
+        if found[1]:  # no entry normal in both: only the spacing of subnormals is tested
             verdict = f"a {sign} multiple (κ about {factor:.6g}) only to within a subnormal step: "
             verdict += f"no entry is normal (at least {precision.tiny:.2g} in {precision.name}) "
             verdict += "in both a and b, too few bits to tell a multiple from a near-duplicate"
@@ -337,7 +324,7 @@ def _effective_rank(singular: NDArray[np.float64]) -> float:
 
 @dataclass(frozen=True)
 class EmbeddingReport:
-    """Health check of embeddings (:func:`embedding_report`); shares of the square norm."""
+    """Health check of embeddings (chapter 7's :func:`embedding_report`); ``summary()``."""
 
     n_rows: int
     dim: int

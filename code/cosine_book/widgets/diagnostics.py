@@ -37,7 +37,7 @@ _K, _THRESHOLD = 10, 0.5
 
 @dataclass(frozen=True)
 class SharedDirectionState:
-    """What the widget shows at strength ``t``: summaries of the raw and the centred cosines.
+    """What chapter 7's widget shows at strength ``t``: the raw and the centred cosines.
 
     ``raw`` and ``centred`` hold the histogram counts ``related`` and ``unrelated`` (on
     ``bin_edges``), ``related_above`` and ``unrelated_above`` (shares at or above
