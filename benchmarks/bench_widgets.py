@@ -29,7 +29,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 from cosine_book.datasets import load_digits_split  # noqa: E402
-from cosine_book.embeddings import hidden_features, train_embedding_model  # noqa: E402
+from cosine_book.embeddings import train_embedding_model  # noqa: E402
 from cosine_book.gpt import GPT, parameter_table  # noqa: E402
 from cosine_book.plotting import use_book_style  # noqa: E402
 from cosine_book.simulation import make_clustered_interactions  # noqa: E402
@@ -37,10 +37,7 @@ from cosine_book.training import load_traces  # noqa: E402
 from cosine_book.widgets import bounds_widget, two_block_widget  # noqa: E402
 from cosine_book.widgets.core import _figure_png, static_html  # noqa: E402
 from cosine_book.widgets.correlation import DECOMPOSITION, SIMPSON  # noqa: E402
-from cosine_book.widgets.diagnostics import (
-    prepare_shared_direction,  # noqa: E402
-    shared_direction_spec,  # noqa: E402
-)
+from cosine_book.widgets.diagnostics import shared_direction_widget  # noqa: E402
 from cosine_book.widgets.factorization import rescaling_widget  # noqa: E402
 from cosine_book.widgets.training import training_spec  # noqa: E402
 
@@ -75,10 +72,9 @@ def chapter_specs():
         "chapter 6, rescaling": rescaling_widget(
             data.X, data.item_clusters, data.item_popularity
         ).spec,
-        "chapter 7, shared dir.": shared_direction_spec(
-            prepare_shared_direction(hidden_features(model, digits.x_test), digits.y_test),
-            name="of the hidden layer",
-        ),
+        "chapter 7, shared dir.": shared_direction_widget(
+            model.hidden(digits.x_test), digits.y_test, name="of the hidden layer"
+        ).spec,
     }
     return {label: spec for label, spec in specs.items() if spec is not None}
 

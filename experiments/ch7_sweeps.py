@@ -6,8 +6,8 @@ minutes on 2 cores). Each writes a small file that chapter 7 quotes and
 
 - ``projection``: :func:`cosine_book.embeddings.train_query_projection` at every
   ``(weight_decay, steps)`` of ``SETTINGS``, on the splits ``SPLITS`` of each question
-  set (:data:`~cosine_book.embeddings.QA_SET` and ``QA_SET_2``, MiniLM embeddings by
-  :func:`~cosine_book.embeddings.qa_embeddings`):
+  set (:func:`~cosine_book.datasets.load_qa_set`, MiniLM embeddings by
+  :func:`qa_embeddings`):
   trained on half of the topics, evaluated on the other half (pool: their answers and
   other questions; and the whole set's pool, the training half's texts included);
   ``ch7_projection.csv``. ``transfer``: trained on all 40 rows of
@@ -48,33 +48,26 @@ from cosine_book.cluster_recovery import pair_auc
 from cosine_book.datasets import (
     load_digits_split,
     load_glove,
+    load_qa_set,
     load_sentence_model,
     load_tiny_shakespeare,
 )
 from cosine_book.diagnostics import (
+    all_but_the_top,
     centered_cosine_matrix,
+    k_occurrence,
     neighbour_agreement,
     related_pair_cosines,
     top_k_overlap,
 )
 from cosine_book.embeddings import (
-    QA_SET,
-    QA_SET_2,
-    all_but_the_top,
-    answer_retrieval,
-    class_logits,
-    embed,
     float32_cosines,
-    k_occurrence,
-    pool_cosines,
-    qa_embeddings,
-    rescale_embedding,
     train_alignment_only,
     train_embedding_model,
     train_query_projection,
 )
-from cosine_book.factorization import cosine_matrix
 from cosine_book.portable import power, standard_normal, uniform
+from cosine_book.similarity import cosine_matrix
 
 HERE = Path(__file__).resolve().parent
 FILES = {
@@ -83,7 +76,7 @@ FILES = {
 }
 FILES |= {"seeds": HERE / "ch7_digit_seeds.csv", "overlap": HERE / "ch7_seed_overlap.csv"}
 PROJECTION, HUBNESS = FILES["projection"], FILES["hubness"]
-QA_SETS = {1: QA_SET, 2: QA_SET_2}
+QA_SETS = {1: load_qa_set(1), 2: load_qa_set(2)}
 STEPS = (10, 25, 50, 75, 100, 200)
 SETTINGS = [(decay, steps) for decay in (0.0, 1e-3) for steps in STEPS]
 SETTINGS += [(1e-2, 50), (1e-2, 100)]
@@ -114,6 +107,30 @@ def write(path: Path, rows: list[dict]) -> None:
 # ------------------------------------------------------------------ question sets
 
 
+def qa_embeddings(number: int) -> dict[str, np.ndarray]:
+    """MiniLM embeddings (unit rows, float64) of a question set's first three columns."""
+    model = load_sentence_model()
+    columns = zip(*QA_SETS[number], strict=True)
+    return {
+        name: model.encode(list(texts), normalize_embeddings=True).astype(np.float64)
+        for name, texts in zip(("questions", "answers", "others"), columns, strict=False)
+    }
+
+
+def answer_retrieval(queries: np.ndarray, answers: np.ndarray, others: np.ndarray) -> dict:
+    """Recall@1, MRR (ties in the answer's favour) and the share of questions first.
+
+    Row ``i`` of ``queries`` is answered by row ``i`` of ``answers``; the pool is all
+    ``answers`` and ``others``, ranked by cosine.
+    """
+    S = cosine_matrix(queries, np.vstack([answers, others]))
+    n = len(answers)
+    ranks = 1 + np.sum(S > np.diag(S)[:, None], axis=1)
+    first = float(np.mean(np.argmax(S, axis=1) >= n))
+    recall, mrr = float(np.mean(ranks == 1)), float(np.mean(1 / ranks))
+    return {"recall@1": recall, "MRR": mrr, "question first": first}
+
+
 def split(seed: int, n: int = 40) -> tuple[np.ndarray, np.ndarray]:
     """Training and held-out topics of split ``seed``: a random half each."""
     order = np.random.default_rng(seed).permutation(n)
@@ -140,14 +157,14 @@ def projection_row(
     row |= _scores("after", answer_retrieval(Q[held] @ W, A[held], O[held]))
     # The whole set's pool, the training half's texts included.
     for name, queries in (("before", Q[held]), ("after", Q[held] @ W)):
-        first = np.argmax(pool_cosines(queries, A, O), axis=1)
+        first = np.argmax(cosine_matrix(queries, np.vstack([A, O])), axis=1)
         row[f"recall_at_1_full_pool_{name}"] = float(np.mean(first == held))
     row["training_answer_first"] = float(np.mean(np.isin(first, train)))
     return row | {"distance_from_identity": round(float(np.linalg.norm(W - np.eye(len(W)))), 4)}
 
 
 def _first_hits(queries: np.ndarray, texts: dict[str, np.ndarray]) -> np.ndarray:
-    cosines = pool_cosines(queries, texts["answers"], texts["others"])
+    cosines = cosine_matrix(queries, np.vstack([texts["answers"], texts["others"]]))
     return np.argmax(cosines, axis=1) == np.arange(len(queries))
 
 
@@ -284,11 +301,11 @@ def digit_seed_row(seed: int) -> tuple[dict, dict]:
     # The rescaling freedom: the chapter's D (from default_rng(7)).
     scales = power(10.0, uniform(np.random.default_rng(7), -1.0, 1.0, size=16))
     for objective, model in models.items():
-        S = cosine_matrix(embed(model, x))
-        rescaled = rescale_embedding(model, scales)
+        S = cosine_matrix(model.embed(x))
+        rescaled = model.rescaled(scales)
         row[f"agreement_{objective}"] = round(neighbour_agreement(S, labels, 10), 4)
-        row[f"kept_{objective}"] = round(top_k_overlap(S, cosine_matrix(embed(rescaled, x)), 10), 4)
-        probabilities = softmax(class_logits(rescaled, x), axis=1)
+        row[f"kept_{objective}"] = round(top_k_overlap(S, cosine_matrix(rescaled.embed(x)), 10), 4)
+        probabilities = softmax(rescaled.logits(x), axis=1)
         row[f"loss_rescaled_{objective}"] = round(
             log_loss(labels, probabilities, labels=range(10)), 4
         )
@@ -296,8 +313,8 @@ def digit_seed_row(seed: int) -> tuple[dict, dict]:
     row["imbalance_l2"] = round(imbalance(decayed), 4)
     # Ranking the classes by cosine instead of the learned score.
     dot = models["dot"]
-    learned = class_logits(dot, x).argmax(axis=1)
-    by_cosine = cosine_matrix(embed(dot, x), dot.class_vectors).argmax(axis=1)
+    learned = dot.logits(x).argmax(axis=1)
+    by_cosine = cosine_matrix(dot.embed(x), dot.class_vectors).argmax(axis=1)
     row["cosine_ranking_changes"] = int(np.sum(by_cosine != learned))
     row["cosine_ranking_cost"] = round(
         float(np.mean(learned == labels) - np.mean(by_cosine == labels)), 4
@@ -306,7 +323,7 @@ def digit_seed_row(seed: int) -> tuple[dict, dict]:
     same = {}
     for scale in (5.0, 30.0):
         model = train_embedding_model(*split_, objective="cosine", scale=scale, seed=seed)
-        S = cosine_matrix(embed(model, x))
+        S = cosine_matrix(model.embed(x))
         same[scale] = related_pair_cosines(S, labels)[0]
         row[f"accuracy_s{scale:g}"] = model.test_accuracy
         row[f"pair_auc_s{scale:g}"] = round(pair_auc(S, labels), 4)
@@ -316,19 +333,17 @@ def digit_seed_row(seed: int) -> tuple[dict, dict]:
         digits.x_train, digits.y_train % 2, x, labels % 2, objective="cosine", seed=seed
     )
     row["parity_digit_overlap"] = round(
-        top_k_overlap(
-            cosine_matrix(embed(models["cosine"], x)), cosine_matrix(embed(parity, x)), 10
-        ),
+        top_k_overlap(cosine_matrix(models["cosine"].embed(x)), cosine_matrix(parity.embed(x)), 10),
         4,
     )
     # Collapse: raw against centred.
-    collapsed = embed(train_alignment_only(digits.x_train, seed=seed), x)
+    collapsed = train_alignment_only(digits.x_train, seed=seed).embed(x)
     row["collapse_auc_raw"] = round(pair_auc(cosine_matrix(collapsed), labels), 4)
     row["collapse_auc_centred"] = round(pair_auc(centered_cosine_matrix(collapsed), labels), 4)
     cosines = {
-        "dot, L2 1e-3": cosine_matrix(embed(decayed, x)),
-        "dot": cosine_matrix(embed(models["dot"], x)),
-        "cosine": cosine_matrix(embed(models["cosine"], x)),
+        "dot, L2 1e-3": cosine_matrix(decayed.embed(x)),
+        "dot": cosine_matrix(models["dot"].embed(x)),
+        "cosine": cosine_matrix(models["cosine"].embed(x)),
     }
     return row, cosines
 

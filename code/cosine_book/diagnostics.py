@@ -2,7 +2,7 @@ r"""Checks to run before trusting a cosine similarity (chapter 7, the field guid
 
 :func:`diagnose_pair` tells a finding from the same data twice (a view, a copy, a rescaled
 copy); :func:`embedding_report` measures a shared direction, duplicates and uneven norms;
-:func:`centered_cosine_matrix` removes the mean row; the rest judge by neighbours.
+the rest centre embeddings, post-process them and compare them by their neighbours.
 """
 
 from __future__ import annotations
@@ -18,68 +18,79 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cosine_book._validation import as_int_scalar, as_labels, as_real_array, as_real_matrix
-from cosine_book.similarity import cosine, cosine_matrix
+from cosine_book._validation import (
+    as_float_scalar,
+    as_int_scalar,
+    as_labels,
+    as_real_array,
+    as_real_matrix,
+)
+from cosine_book.similarity import cosine, cosine_matrix, unit_rows
 
-_EPS = float(np.finfo(np.float64).eps)
+__all__ = [  # the result classes are reached through these
+    "all_but_the_top",
+    "centered_cosine_matrix",
+    "diagnose_pair",
+    "embedding_report",
+    "k_occurrence",
+    "neighbour_agreement",
+    "related_pair_cosines",
+    "top_k_neighbours",
+    "top_k_overlap",
+    "with_shared_direction",
+]
+
 _NEAR_ONE = 1 - 1e-9  # a cosine at least this is a near-duplicate
-_CHUNK = 512  # rows of a similarity matrix at once: extra memory a few _CHUNK * n
-_MARGIN = 4 * 2.0**-53  # for the multiple test's own float64 arithmetic
+_MARGIN = 4 * 2.0**-53  # for the check's own float64 arithmetic
 _KINDS = tuple(
     "same object, shared memory, equal, positive multiple, negative multiple, "
     "nearly parallel, nearly opposite, orthogonal, different, zero vector, non-finite".split(", ")
 )
 # A floating-point format: unit roundoff, smallest normal and smallest subnormal number.
 _Precision = namedtuple("_Precision", "name unit tiny least")
-_FLOAT64 = _Precision("float64", 2.0**-53, 2.0**-1022, 2.0**-1074)
 _PRECISIONS = {
-    "float16": _Precision("float16", 2.0**-11, 2.0**-14, 2.0**-24),
-    "bfloat16": _Precision("bfloat16", 2.0**-8, 2.0**-126, 2.0**-133),
-    "float32": _Precision("float32", 2.0**-24, 2.0**-126, 2.0**-149),
+    p.name: p
+    for p in (
+        _Precision("float16", 2.0**-11, 2.0**-14, 2.0**-24),
+        _Precision("bfloat16", 2.0**-8, 2.0**-126, 2.0**-133),
+        _Precision("float32", 2.0**-24, 2.0**-126, 2.0**-149),
+        _Precision("float64", 2.0**-53, 2.0**-1022, 2.0**-1074),
+    )
 }
+# An argument's values (bfloat16 as float32), its memory (for np.shares_memory), its format.
+_Input = namedtuple("_Input", "values memory precision")
 
 
 @dataclass(frozen=True)
 class PairDiagnosis:
-    """What a cosine tells (:func:`diagnose_pair`): ``kind``, ``verdict``, κ if ``b = κ a``."""
+    """What a cosine tells (chapter 7's :func:`diagnose_pair`); ``factor``: κ if ``b = κ a``."""
 
     cosine: float
-    same_object: bool
-    shares_memory: bool
-    identical: bool
-    positive_multiple: float | None
-    verdict: str
     kind: str
+    verdict: str
     factor: float | None
     precision: str
 
 
 @dataclass(frozen=True)
 class RowDiagnoses:
-    """A :class:`PairDiagnosis` per row pair of two batches; ``print`` counts the verdicts."""
+    """A :class:`PairDiagnosis` per row pair (chapter 7); printed, the count of each kind."""
 
     pairs: tuple[PairDiagnosis, ...]
     precision: str
 
-    def summary(self) -> str:
-        """One line: the number of row pairs, the precision, and the count of each verdict."""
+    def __str__(self) -> str:
         kinds = [pair.kind for pair in self.pairs]
         counts = ", ".join(f"{kinds.count(kind)} {kind}" for kind in _KINDS if kind in kinds)
         return f"{len(self.pairs)} row pairs ({self.precision}): {counts}"
 
-    __str__ = summary
 
-
-# An argument's values (bfloat16 as float32), memory (for np.shares_memory) and format.
-_Input = namedtuple("_Input", "values memory precision")
-
-
-def _read(value: Any, name: str, finite: bool = True) -> _Input:
-    """An array of real numbers (NumPy, array-like or CPU tensor, bfloat16 too)."""
+def _read(value: Any, name: str, finite: bool) -> _Input:
+    """An array of real numbers: NumPy, array-like or a CPU tensor (bfloat16 too)."""
     torch = sys.modules.get("torch")  # a tensor exists only once torch is imported
     if torch is None or not isinstance(value, torch.Tensor):
         array = as_real_array(value, name, finite=finite)  # integers, booleans: float64
-        return _Input(array, array, _PRECISIONS.get(array.dtype.name, _FLOAT64))
+        return _Input(array, array, _PRECISIONS.get(array.dtype.name, _PRECISIONS["float64"]))
     tensor = value.detach()  # the same memory, without autograd
     if tensor.device.type != "cpu":
         raise ValueError(
@@ -89,15 +100,14 @@ def _read(value: Any, name: str, finite: bool = True) -> _Input:
     try:  # NumPy has no bfloat16: its bits as int16 (memory), its values as float32 (exact)
         tensor = tensor.resolve_conj().resolve_neg()
         memory = (tensor.view(torch.int16) if bfloat16 else tensor).numpy()
-        values = tensor.float().numpy() if bfloat16 else memory
+        array = as_real_array(tensor.float().numpy() if bfloat16 else memory, name, finite=finite)
     except (RuntimeError, TypeError) as error:
         raise ValueError(
             f"{name} is a torch tensor NumPy cannot read ({error}); expected a dense CPU "
             f"tensor of real numbers (convert with {name}.float())"
         ) from None
-    array = as_real_array(values, name, finite=finite)
-    precision = _PRECISIONS["bfloat16"] if bfloat16 else _PRECISIONS.get(array.dtype.name)
-    return _Input(array, memory if bfloat16 else array, precision or _FLOAT64)
+    dtype = "bfloat16" if bfloat16 else array.dtype.name
+    return _Input(array, memory, _PRECISIONS.get(dtype, _PRECISIONS["float64"]))
 
 
 def _check_pair(a: _Input, b: _Input, axis: int | None) -> None:
@@ -132,8 +142,8 @@ def _allowance(pa: _Precision, pb: _Precision, roundings: int) -> float:
     return pa.unit + pb.unit + (roundings - 2) * max(pa.unit, pb.unit) + _MARGIN
 
 
-def _multiple(a: Any, b: Any, pa: _Precision, pb: _Precision, roundings: int) -> tuple | None:
-    """``(κ', low, high, exact, shift, subnormal)``, ``κ = κ' 2**shift``, if ``b = κ a``."""
+def _multiple(a, b, pa: _Precision, pb: _Precision, roundings: int) -> tuple | None:
+    """``(κ, subnormal)`` if ``b = κ a`` up to rounding, else None."""
     # Each entry normal in both allows |κ| in [|r_i| (1 - θ), |r_i| / (1 - θ)], r_i = b_i / a_i;
     # the ranges must meet, one sign (else: r_i at the largest |a_i|, exactly). All must fit.
     theta = allowed = _allowance(pa, pb, roundings)
@@ -145,54 +155,23 @@ def _multiple(a: Any, b: Any, pa: _Precision, pb: _Precision, roundings: int) ->
             return None
         use = np.arange(a.size) == np.argmax(np.where(both, np.abs(a), 0.0))
         theta = 0.0
-    with np.errstate(all="ignore"):  # out-of-range ratios are handled below
-        ratios, exponents = b[use] / a[use], (0, 0)
-        if not np.all((np.abs(ratios) >= _FLOAT64.tiny) & (np.abs(ratios) < np.inf)):
-            # κ beyond float64: in units of each vector's peak power of two (exact)
-            exponents = tuple(int(np.frexp(np.max(np.abs(v)))[1]) for v in (a, b))
-            a, b = np.ldexp(a, -exponents[0]), np.ldexp(b, -exponents[1])
-            ratios = b[use] / a[use]
-        size = np.abs(ratios)
-        low, high = float(np.max(size)) * (1 - theta), float(np.min(size)) / (1 - theta)
-        if not (np.all(ratios > 0) or np.all(ratios < 0)) or low > high:
-            return None
-        exact = bool(np.min(size) == np.max(size))
-        kappa = math.copysign(float(size[0]) if exact else (low + high) / 2, ratios[0])
-        # Every entry: |b_i - κ a_i| <= (θ + 2^-51) max(|b_i|, |κ a_i|) + max(λ_b, |κ| λ_a) r/2,
-        # λ the smallest subnormal of each format: half a step per rounding (at least one).
-        x = kappa * a
-        bound = (allowed + _MARGIN) * np.maximum(np.abs(x), np.abs(b))
-        least = np.ldexp(pb.least, -exponents[1]), np.ldexp(pa.least, -exponents[0])
-        slack = max(least[0], abs(kappa) * least[1]) * max(1.0, roundings / 2)
-        fits = bool(np.all(np.abs(b - x) <= bound + slack))
-    return (kappa, low, high, exact, exponents[1] - exponents[0], subnormal) if fits else None
-
-
-def _stored(value: float, unit: float) -> float:
-    """``value`` (normal, positive) rounded to the format with unit roundoff ``unit``."""
-    bits = round(-math.log2(unit))
-    mantissa, exponent = math.frexp(value)
-    return math.ldexp(round(mantissa * 2.0**bits) / 2.0**bits, exponent)
-
-
-def _rounded_factor(kappa, low, high, exact, shift, subnormal, unit):
-    """κ = ``kappa 2**shift``, the shortest decimal the rounding allows (None beyond float64)."""
-    # 0.3 for a float32 0.3 * a; an exact ratio as the format stores it (0.3 for 0.30004883).
     with np.errstate(over="ignore", under="ignore"):
-        kappa, low, high = (float(np.ldexp(value, shift)) for value in (kappa, low, high))
-    size = abs(kappa)
-    if not sys.float_info.min <= size < math.inf:
+        ratios = b[use] / a[use]
+    size = np.abs(ratios)
+    if not np.all((size >= sys.float_info.min) & (size < math.inf)):
+        raise ValueError("b / a is beyond the float64 range; rescale a or b to a similar size")
+    low, high = float(np.max(size)) * (1 - theta), float(np.min(size)) / (1 - theta)
+    if not (np.all(ratios > 0) or np.all(ratios < 0)) or low > high:
         return None
-    if exact:
-        low = high = size
-        unit = unit if _stored(size, unit) == size else _FLOAT64.unit
-    else:
-        low, high = max(low, size * (1 - 2 * unit)), min(high, size * (1 + 2 * unit))
-    for digits in range(1, 18):
-        candidate = float(f"{size:.{digits}g}")
-        if low <= candidate <= high or (exact and _stored(candidate, unit) == size):
-            return math.copysign(candidate, kappa)
-    return kappa
+    exact = np.min(size) == np.max(size)  # then κ is that ratio, else the middle of the range
+    kappa = math.copysign(float(size[0]) if exact else (low + high) / 2, ratios[0])
+    # Every entry: |b_i - κ a_i| <= (θ + 2^-51) max(|b_i|, |κ a_i|) + max(λ_b, |κ| λ_a) r/2,
+    # λ the smallest subnormal of each format: half a step per rounding (at least one).
+    with np.errstate(under="ignore"):
+        x = kappa * a
+    bound = (allowed + _MARGIN) * np.maximum(np.abs(x), np.abs(b))
+    slack = max(pb.least, abs(kappa) * pa.least) * max(1.0, roundings / 2)
+    return (kappa, subnormal) if np.all(np.abs(b - x) <= bound + slack) else None
 
 
 def _short(value: float) -> str:
@@ -205,7 +184,7 @@ def _short(value: float) -> str:
     return repr(value)
 
 
-def _generic(value: float, precision: _Precision, words: str, a, b, theta) -> tuple[str, str]:
+def _generic(value, precision: _Precision, words: str, a, b, norms, theta) -> tuple[str, str]:
     """Kind and verdict of a pair that is not a multiple: its cosine in words."""
     if value == 0.0:
         return "orthogonal", "orthogonal directions, cosine 0"
@@ -219,16 +198,12 @@ def _generic(value: float, precision: _Precision, words: str, a, b, theta) -> tu
         cosine_words = f"cosine {one} {'-' if value > 0 else '+'} {gap:.2g}"
         if gap <= precision.unit / 2:
             cosine_words += f", which rounds to {one} in {precision.name}"
-    # Least-squares κ; the largest relative deviation where both are normal; scaled to peaks.
-    a_exponent, b_exponent = (int(np.frexp(np.max(np.abs(v)))[1]) for v in (a, b))
-    a_scaled, b_scaled = np.ldexp(a, -a_exponent), np.ldexp(b, -b_exponent)
-    kappa = float(a_scaled @ b_scaled / (a_scaled @ a_scaled))
-    size = np.maximum(np.abs(fitted := kappa * a_scaled), np.abs(b_scaled))
+    # The least-squares κ = <a, b> / |a|^2; the largest relative deviation where both are normal.
+    kappa = value * norms[1] / norms[0]
+    size = np.maximum(np.abs(fitted := kappa * a), np.abs(b))
     keep = (np.abs(a) >= precision.tiny) & (np.abs(b) >= precision.tiny)
     keep = keep if keep.any() else size > 0
-    deviation = float(np.max(np.abs(b_scaled - fitted)[keep] / size[keep]))
-    with np.errstate(over="ignore", under="ignore"):
-        kappa = float(np.ldexp(kappa, b_exponent - a_exponent))
+    deviation = float(np.max(np.abs(b - fitted)[keep] / size[keep]))
     head = f"{kind} but not a multiple ({cosine_words}): "
     fit = f"with relative errors up to {deviation:.2g} ({deviation / precision.unit:.3g} "
     fit += f"{precision.name} unit roundoffs; least-squares κ = {kappa:.6g})"
@@ -238,29 +213,27 @@ def _generic(value: float, precision: _Precision, words: str, a, b, theta) -> tu
     return kind, f"{head}b is κ a {fit}, more than {words} allows ({theta:.2g})"
 
 
-def _diagnose(a: _Input, b: _Input, same_object: bool, roundings: int = 2) -> PairDiagnosis:
+def _diagnose(a: _Input, b: _Input, same_object: bool, roundings: int) -> PairDiagnosis:
     precision = max(a.precision, b.precision, key=lambda p: p.unit)  # the narrower
     theta = _allowance(a.precision, b.precision, roundings)
     words = f"{precision.name} rounding" if roundings == 2 else f"{roundings} roundings"
     if a.precision.unit != b.precision.unit:
         words += f", the precision of {'a' if precision is a.precision else 'b'}"
-    shares = same_object or bool(np.shares_memory(a.memory, b.memory))  # exactly
-    identical = bool(np.array_equal(a.values, b.values))
     finite = [bool(np.isfinite(x.values).all()) for x in (a, b)]  # rows only, like zero rows
     if not all(finite):
         which = "a" if finite[1] else "b" if finite[0] else "a and b"
         verdict = f"non-finite entries ({which}, NaN or infinity), cosine undefined (torch: NaN)"
-        names = (same_object, False, False, None, verdict, "non-finite", None, a.precision.name)
-        return PairDiagnosis(math.nan, *names)
+        return PairDiagnosis(math.nan, "non-finite", verdict, None, precision.name)
     if not (a.values.any() and b.values.any()):  # rows only: PyTorch's cosine is 0 here
         which = "a" if b.values.any() else "b" if a.values.any() else "a and b"
         verdict = f"zero vector ({which}), cosine undefined (torch reports 0)"
-        kind, names = "zero vector", (same_object, shares, identical, None)
-        return PairDiagnosis(math.nan, *names, verdict, kind, None, precision.name)
-    a64, b64 = a.values.astype(np.float64, copy=False), b.values.astype(np.float64, copy=False)
-    value = cosine(a64, b64)
+        return PairDiagnosis(math.nan, "zero vector", verdict, None, precision.name)
+    a64, b64 = (x.values.astype(np.float64, copy=False) for x in (a, b))
+    value, norms = cosine(a64, b64), [math.hypot(*v) for v in (a64, b64)]
+    shares = same_object or bool(np.shares_memory(a.memory, b.memory))  # exactly
+    identical = bool(np.array_equal(a64, b64))
     found = None if identical else _multiple(a64, b64, a.precision, b.precision, roundings)
-    number = _rounded_factor(*found, precision.unit) if found else 1.0 if identical else None
+    factor = found[0] if found else 1.0 if identical else None
     if same_object:
         kind, verdict = "same object", "the same array compared with itself: cosine 1 by "
         verdict += "construction, not a finding"
@@ -268,36 +241,26 @@ def _diagnose(a: _Input, b: _Input, same_object: bool, roundings: int = 2) -> Pa
         kind, verdict = "shared memory", "two views of the same memory (the same entries): "
         verdict += "cosine 1 by construction"
     elif shares:
-        kind, verdict = _generic(value, precision, words, a64, b64, theta)
+        kind, verdict = _generic(value, precision, words, a64, b64, norms, theta)
         verdict = "two views of the same memory (overlapping, with different entries): " + verdict
     elif identical:
         kind, verdict = "equal", "two equal arrays (copies): cosine 1 by construction"
     elif found:
-        negative = found[0] < 0
-        sign = "negative" if negative else "positive"
-        if number is None:  # beyond float64: the order of magnitude
-            log10 = math.log10(abs(found[0])) + found[4] * math.log10(2.0)
-            text = f"{'-' if negative else ''}1e{round(log10)} roughly, outside the float64 range"
-        else:
-            text = f"{number:.6g}"
-        rounding = f" up to {words}" if precision.unit != _FLOAT64.unit else ""  # not float64's
+        sign, negative = ("negative", True) if factor < 0 else ("positive", False)
+        rounding = f" up to {words}" if precision.name != "float64" else ""
         direction = ("the same direction, so cosine 1", "opposite directions, so cosine -1")
-        kind, verdict = f"{sign} multiple", f"a {sign} multiple{rounding} (factor κ = {text})"
+        kind, verdict = f"{sign} multiple", f"a {sign} multiple{rounding} (factor κ = {factor:.6g})"
         verdict += f": {direction[negative]}{' up to rounding' if rounding else ''}"
-        if found[5]:  # no entry normal in both: only the spacing of subnormals is tested
-            verdict = f"a {sign} multiple (κ about {text}) only to within a subnormal step: no "
-            verdict += f"entry is normal (at least {precision.tiny:.2g} in {precision.name}) in "
-            verdict += "both a and b, too few bits to tell a multiple from a near-duplicate"
+        if found[1]:  # no entry normal in both: only the spacing of subnormals is tested
+            verdict = f"a {sign} multiple (κ about {factor:.6g}) only to within a subnormal step: "
+            verdict += f"no entry is normal (at least {precision.tiny:.2g} in {precision.name}) "
+            verdict += "in both a and b, too few bits to tell a multiple from a near-duplicate"
     else:
-        kind, verdict = _generic(value, precision, words, a64, b64, theta)
-    norms = [math.hypot(*v.ravel()) for v in (a64, b64)]  # scaled: no overflow warning
+        kind, verdict = _generic(value, precision, words, a64, b64, norms, theta)
     if min(norms) < 1e-8 and value != 0:  # torch divides by max(norm, eps), eps = 1e-8
         clamped = value * math.prod(min(n / 1e-8, 1.0) for n in norms)
         verdict += f"; a norm is below torch's eps (1e-8): F.cosine_similarity gives {clamped:.2g}"
-    positive = number if number is not None and number > 0 else None
-    return PairDiagnosis(
-        value, same_object, shares, identical, positive, verdict, kind, number, precision.name
-    )
+    return PairDiagnosis(value, kind, verdict, factor, precision.name)
 
 
 def diagnose_pair(
@@ -311,15 +274,10 @@ def diagnose_pair(
     :math:`r` the ``roundings`` and :math:`s` the smallest subnormal, a multiple fits
     :math:`|b_i - \kappa a_i| \le \theta \max(|b_i|, |\kappa a_i|) + s \max(1, r/2)` in every entry,
     :math:`\theta = u_a + u_b + (r - 2)\max(u_a, u_b) + 2^{-51}`: one rounding of each input
-    in its format, and :math:`r - 2` more (a chain of operations) in the narrower. If no
-    entry is normal in both, only the subnormal spacing is tested (the verdict says so).
-    ``axis=-1`` diagnoses each row pair of two ``(n, d)`` batches (as ``dim=-1``); a zero
-    row is reported (kind ``"zero vector"``, cosine NaN; PyTorch gives 0), not refused, and
-    so is a row with NaN or infinity (``"non-finite"``; for two vectors, a ValueError).
-    A norm below PyTorch's ``eps = 1e-8`` is not clamped; the verdict says what PyTorch gives.
+    in its format, and :math:`r - 2` more in the narrower. ``axis=-1`` diagnoses each row
+    pair of two ``(n, d)`` batches (as ``dim=-1``), and reports a zero or non-finite row
+    (PyTorch gives 0 and NaN) where two vectors raise a ValueError.
 
-    Examples
-    --------
     >>> a = np.array([1.0, 2.0, 2.0])
     >>> diagnose_pair(a, -0.5 * a).verdict
     'a negative multiple (factor κ = -0.5): opposite directions, so cosine -1'
@@ -337,40 +295,50 @@ def diagnose_pair(
     _check_pair(a_input, b_input, axis)
     if axis is None:
         return _diagnose(a_input, b_input, a is b, roundings)
-    rows = [
-        [x._replace(values=x.values[i], memory=x.memory[i]) for x in (a_input, b_input)]
-        for i in range(a_input.values.shape[0])
-    ]
+    rows = zip(*(zip(x.values, x.memory, strict=True) for x in (a_input, b_input)), strict=True)
+    pairs = tuple(
+        _diagnose(a_input._replace(values=va, memory=ma),
+                  b_input._replace(values=vb, memory=mb), a is b, roundings)
+        for (va, ma), (vb, mb) in rows
+    )  # fmt: skip
     precision = max(a_input.precision, b_input.precision, key=lambda p: p.unit)
-    pairs = tuple(_diagnose(x, y, a is b, roundings) for x, y in rows)
     return RowDiagnoses(pairs, precision.name)
 
 
-def _as_embeddings(E: ArrayLike) -> NDArray[np.float64]:
-    if (matrix := as_real_matrix(E, "E")).shape[0] < 2:
-        raise ValueError(f"E has shape {matrix.shape}; expected at least 2 rows to compare")
+def _embeddings(E: ArrayLike, name: str = "E") -> NDArray[np.float64]:
+    if (matrix := as_real_matrix(E, name)).shape[0] < 2:
+        raise ValueError(f"{name} has shape {matrix.shape}; expected at least 2 rows to compare")
     return matrix
+
+
+def _centred(E: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+    """``E`` minus its mean row, that row, and the rounding level of the subtraction."""
+    mean = E.mean(axis=0)
+    return E - mean, mean, E.shape[0] * 2.0**-52 * float(np.max(np.abs(E)))
+
+
+def _effective_rank(singular: NDArray[np.float64]) -> float:
+    p = singular[singular > 0] / np.sum(singular)
+    return float(np.exp(-np.sum(p * np.log(p)))) if p.size else 0.0
 
 
 @dataclass(frozen=True)
 class EmbeddingReport:
-    r"""Health check of embeddings (:func:`embedding_report`); shares of the square norm."""
+    """Health check of embeddings (chapter 7's :func:`embedding_report`); ``summary()``."""
 
     n_rows: int
     dim: int
     mean_cosine: float
     mean_direction_share: float
-    top_component_share: float
     effective_rank: float
     norm_spread: float
     near_duplicate_pairs: int
     centred_effective_rank: float
 
     def summary(self) -> str:
-        """The numbers, then a line per finding (chapter 7); no remedy (see the line)."""
+        """The numbers, then a line per finding (chapter 7); no remedy it cannot justify."""
         rank, centred_rank = self.effective_rank, self.centred_effective_rank
         most, centred_most = min(self.n_rows, self.dim), min(self.n_rows - 1, self.dim)
-        residual = 1.0 - self.mean_direction_share
         lines = [
             f"{self.n_rows} embeddings of dimension {self.dim}: mean cosine "
             f"{_short(self.mean_cosine)}, effective rank {rank:.2g}"
@@ -378,12 +346,12 @@ class EmbeddingReport:
         if rank < 0.1 * most or self.mean_direction_share > 0.5:
             lines.append(
                 f"- a shared direction: the mean row carries {_short(self.mean_direction_share)}"
-                f" of the square norm ({residual:.2g} is left); effective rank {rank:.3g} of "
-                f"at most {most}, centred {centred_rank:.3g} of at most {centred_most}. These "
-                "numbers cannot tell a shared offset (centring removes it) from collapse "
-                "(centring does not repair it): compare a threshold-free measure on known "
-                "related pairs (pair_auc, neighbour_agreement) on cosine_matrix and on "
-                "centered_cosine_matrix"
+                f" of the square norm ({1.0 - self.mean_direction_share:.2g} is left); effective "
+                f"rank {rank:.3g} of at most {most}, centred {centred_rank:.3g} of at most "
+                f"{centred_most}. These numbers cannot tell a shared offset (centring removes "
+                "it) from collapse (centring does not repair it): compare a threshold-free "
+                "measure on known related pairs (pair_auc, neighbour_agreement) on "
+                "cosine_matrix and on centered_cosine_matrix"
             )
         if self.near_duplicate_pairs > 0:
             lines.append(
@@ -402,23 +370,6 @@ class EmbeddingReport:
         )
 
 
-def _effective_rank(singular: NDArray[np.float64]) -> float:
-    if singular.size == 0:
-        return 0.0
-    p = singular[singular > 0] / np.sum(singular)
-    return float(np.exp(-np.sum(p * np.log(p))))
-
-
-def _centre(E: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64], int, float]:
-    # E / 2**e (e near its peak) minus its mean row, that row, e, and the rounding level.
-    largest = float(np.max(np.abs(E)))
-    exponent = int(np.frexp(largest)[1]) if largest > 0 else 0
-    scaled = np.ldexp(E, -exponent)
-    centred = scaled - (mean := np.mean(scaled, axis=0))
-    centred -= (residual := np.mean(centred, axis=0))  # second pass: the mean's rounding
-    return centred, mean + residual, exponent, E.shape[0] * _EPS * float(np.max(np.abs(scaled)))
-
-
 def embedding_report(E: ArrayLike) -> EmbeddingReport:
     r"""Summary statistics that show whether cosines between embeddings can be trusted.
 
@@ -426,10 +377,8 @@ def embedding_report(E: ArrayLike) -> EmbeddingReport:
     above rounding level, for the centred rank), the effective rank (Roy and Vetterli,
     2007) is :math:`\exp(-\sum_i p_i \log p_i)`, :math:`p_i = \sigma_i / \sum_j \sigma_j`;
     the mean direction's share of the square norm is :math:`\|\bar e\|^2 /
-    \overline{\|e_i\|^2}`, the top component's :math:`\sigma_1^2 / \sum_i \sigma_i^2`.
+    \overline{\|e_i\|^2}`.
 
-    Examples
-    --------
     >>> print(embedding_report([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]).summary())
     3 embeddings of dimension 2: mean cosine 0.47, effective rank 1.9
     - a shared direction: the mean row carries 0.62 of the square norm (0.38 is
@@ -439,43 +388,24 @@ def embedding_report(E: ArrayLike) -> EmbeddingReport:
       related pairs (pair_auc, neighbour_agreement) on cosine_matrix and on
       centered_cosine_matrix
     """
-    E = _as_embeddings(E)
+    E = _embeddings(E)
     n, d = E.shape
-    peaks = np.max(np.abs(E), axis=1)
-    if np.any(peaks == 0):
-        zero = np.flatnonzero(peaks == 0)
-        raise ValueError(
-            f"E has {zero.size} zero row(s) (first: row {zero[0]}); the cosine of a zero "
-            "vector is undefined: drop or fix those rows"
-        )
-    exponents = np.frexp(peaks)[1]
-    top = int(np.max(exponents))
-    own = np.ldexp(E, -exponents[:, None])  # row norms in units of 2**top, from exact rows
-    norms = np.ldexp(np.sqrt(np.sum(own * own, axis=1)), exponents - top)
-    scaled = np.ldexp(E, -top)  # every entry in (-1, 1)
-    mean_row = np.mean(scaled, axis=0)
-    mean_square_norm = float(np.mean(norms * norms))
-    singular = np.linalg.svd(scaled, compute_uv=False)
-    squares = singular * singular
-    total, near = 0.0, 0  # cosines of the pairs i < j, _CHUNK rows at a time, fixed order
-    for start in range(0, n - 1, _CHUNK):
-        block = cosine_matrix(E[start : min(start + _CHUNK, n - 1)], E[start + 1 :])
-        values = block[np.triu(np.ones(block.shape, dtype=bool))]  # column c: item start+1+c
-        total += float(np.sum(values))
-        near += int(np.count_nonzero(values >= _NEAR_ONE))
-    centred, _, _, limit = _centre(E)
+    cosines = cosine_matrix(E)[np.triu_indices(n, 1)]  # refuses zero rows
+    square_norms = np.sum(E * E, axis=1)
+    norms = np.sqrt(square_norms)
+    centred, mean, limit = _centred(E)
     centred_singular = np.linalg.svd(centred, compute_uv=False)
-    centred_singular = centred_singular[centred_singular > limit * math.sqrt(E.size)]
     return EmbeddingReport(
         n_rows=n,
         dim=d,
-        mean_cosine=2.0 * total / (n * (n - 1)),
-        mean_direction_share=min(1.0, float(np.sum(mean_row * mean_row)) / mean_square_norm),
-        top_component_share=min(1.0, float(squares[0] / np.sum(squares))),
-        effective_rank=_effective_rank(singular),
+        mean_cosine=float(np.mean(cosines)),
+        mean_direction_share=min(1.0, float(mean @ mean / np.mean(square_norms))),
+        effective_rank=_effective_rank(np.linalg.svd(E, compute_uv=False)),
         norm_spread=float(np.std(norms) / np.mean(norms)),
-        near_duplicate_pairs=near,
-        centred_effective_rank=_effective_rank(centred_singular),
+        near_duplicate_pairs=int(np.count_nonzero(cosines >= _NEAR_ONE)),
+        centred_effective_rank=_effective_rank(
+            centred_singular[centred_singular > limit * math.sqrt(E.size)]
+        ),
     )
 
 
@@ -486,12 +416,10 @@ def centered_cosine_matrix(E: ArrayLike) -> NDArray[np.float64]:
     chapter 4's centring of each vector). A row equal to the mean up to rounding (within
     :math:`n \varepsilon \max |E|`) has no direction and is refused.
 
-    Examples
-    --------
     >>> centered_cosine_matrix([[11.0, 10.0], [10.0, 11.0], [12.0, 12.0]]).round(4).tolist()
     [[1.0, 0.0, -0.7071], [0.0, 1.0, -0.7071], [-0.7071, -0.7071, 1.0]]
     """
-    centred, _, _, limit = _centre(_as_embeddings(E))
+    centred, _, limit = _centred(_embeddings(E))
     flat = np.flatnonzero(np.max(np.abs(centred), axis=1) <= limit)
     if flat.size:
         raise ValueError(
@@ -500,6 +428,76 @@ def centered_cosine_matrix(E: ArrayLike) -> NDArray[np.float64]:
             "drop it, or compare uncentred rows (cosine_matrix)"
         )
     return cosine_matrix(centred)
+
+
+def with_shared_direction(E: ArrayLike, strength: float) -> NDArray[np.float64]:
+    r"""The rows of ``E`` with their shared mean direction set to a strength :math:`t \ge 0`.
+
+    Chapter 7: with the mean row :math:`\bar e`, :math:`\hat m = \bar e / \|\bar e\|` and
+    :math:`\nu^2 = \frac1n \sum_i \|e_i - \bar e\|^2`, row :math:`i` becomes
+    :math:`(e_i - \bar e) + t \nu \hat m`: centred at :math:`t = 0`, ``E`` itself at
+    :math:`t = \|\bar e\| / \nu`; centred cosines do not change.
+
+    >>> with_shared_direction([[11.0, 10.0], [10.0, 11.0], [12.0, 12.0]], 3.0).round(4).tolist()
+    [[2.4495, 1.4495], [1.4495, 2.4495], [3.4495, 3.4495]]
+    """
+    t = as_float_scalar(strength, "strength", nonnegative=True)
+    centred, mean, limit = _centred(_embeddings(E))
+    if float(np.max(np.abs(mean))) <= limit:
+        raise ValueError(
+            "the mean row of E is zero (up to rounding), so there is no mean direction to "
+            "strengthen; expected embeddings whose mean row is not zero"
+        )
+    if float(np.max(np.abs(centred))) <= limit:
+        raise ValueError(
+            "every row of E equals the mean row (up to rounding), so the centred rows have "
+            "no spread (ν = 0) to measure the strength in; expected rows that differ"
+        )
+    spread = math.sqrt(float(np.mean(np.sum(centred * centred, axis=1))))
+    return centred + t * spread * (mean / np.sqrt(np.sum(mean * mean)))
+
+
+def all_but_the_top(E: ArrayLike, n_components: int, *, fit: ArrayLike | None = None):
+    r"""Subtract the mean row and remove the top principal directions (Mu and Viswanath, 2018).
+
+    Chapter 7: :math:`e \to (e - \bar e) - \sum_{j \le D} \langle e - \bar e, v_j\rangle v_j`,
+    the mean and the top :math:`D` (``n_components``) right singular vectors :math:`v_j`
+    of the centred rows of ``fit`` (default ``E``); ``D = 0`` only centres.
+
+    >>> E = np.array([[2.0, 0.0, 1.0], [-2.0, 0.0, 1.0], [0.0, 1.0, 1.0], [0.0, -1.0, 1.0]])
+    >>> (all_but_the_top(E, 1) + 0.0).tolist()
+    [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, -1.0, 0.0]]
+    """
+    rows = as_real_matrix(E, "E")
+    reference = rows if fit is None else as_real_matrix(fit, "fit")
+    if reference.shape[1] != rows.shape[1]:
+        raise ValueError(f"fit has {reference.shape[1]} columns; expected {rows.shape[1]}, as E")
+    limit = min(reference.shape) - 1
+    n_components = as_int_scalar(n_components, "n_components", minimum=0, maximum=limit)
+    centred, mean, _ = _centred(reference)
+    top = np.linalg.svd(centred, full_matrices=False)[2][:n_components]
+    return (rows - mean) - ((rows - mean) @ top.T) @ top
+
+
+def k_occurrence(E: ArrayLike, k: int = 10) -> NDArray[np.int64]:
+    r"""How often each row is among the other rows' ``k`` nearest neighbours by cosine.
+
+    Chapter 7. The counts :math:`N_k` average :math:`k`; hubs and rows in no list skew
+    them to the right (hubness, Radovanović et al., 2010). Among equal cosines the choice
+    is ``numpy.argpartition``'s.
+
+    >>> k_occurrence([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.6, 0.4]], 1).tolist()
+    [1, 2, 0, 1]
+    """
+    unit = unit_rows(as_real_matrix(E, "E"))
+    n = unit.shape[0]
+    k = as_int_scalar(k, "k", minimum=1, maximum=n - 1)
+    counts = np.zeros(n, dtype=np.int64)
+    for start in range(0, n, 1000):  # 1000 rows at a time: memory 1000 n
+        S = unit[start : start + 1000] @ unit.T
+        np.fill_diagonal(S[:, start:], -np.inf)  # not itself
+        counts += np.bincount(np.argpartition(-S, k - 1, axis=1)[:, :k].ravel(), minlength=n)
+    return counts
 
 
 def _as_similarity(S: ArrayLike, name: str) -> NDArray[np.float64]:
@@ -514,13 +512,12 @@ def _neighbours(S: NDArray[np.float64], k: Any) -> NDArray[np.intp]:
     """The ``k`` columns of each row first in a stable sort of ``-S``, the diagonal left out."""
     n = S.shape[0]
     k = as_int_scalar(k, "k", minimum=1, maximum=n - 1)
-    result = np.empty((n, k), dtype=np.intp)
-    for start in range(0, n, _CHUNK):
-        stop = min(start + _CHUNK, n)
-        work = -S[start:stop]  # a copy
-        work[np.arange(stop - start), np.arange(start, stop)] = np.inf  # self: last
-        result[start:stop] = np.argsort(work, axis=1, kind="stable")[:, :k]
-    return result
+    chunks = []
+    for start in range(0, n, 512):  # 512 rows at a time: memory a few 512 n
+        work = -S[start : start + 512]
+        np.fill_diagonal(work[:, start:], np.inf)  # itself: last
+        chunks.append(np.argsort(work, axis=1, kind="stable")[:, :k])
+    return np.concatenate(chunks)
 
 
 def top_k_neighbours(S: ArrayLike, k: int) -> NDArray[np.intp]:
@@ -529,8 +526,6 @@ def top_k_neighbours(S: ArrayLike, k: int) -> NDArray[np.intp]:
     Row ``i`` lists the items ``j != i`` with the largest ``S[i, j]``, ties to the lower
     index; the diagonal is ignored and ``S`` need not be symmetric.
 
-    Examples
-    --------
     >>> top_k_neighbours([[1.0, 0.5, 0.9], [0.5, 1.0, 0.2], [0.9, 0.2, 1.0]], 1).tolist()
     [[2], [0], [0]]
     """
@@ -543,8 +538,6 @@ def top_k_overlap(S1: ArrayLike, S2: ArrayLike, k: int) -> float:
     Chapters 6 and 7: :math:`\frac1n \sum_i |N_1(i) \cap N_2(i)| / k`, with :math:`N(i)`
     the neighbours of :func:`top_k_neighbours`; 1 when they rank the neighbours alike.
 
-    Examples
-    --------
     >>> S1 = [[1.0, 0.9, 0.1], [0.9, 1.0, 0.3], [0.1, 0.3, 1.0]]
     >>> top_k_overlap(S1, [[1.0, 0.2, 0.8], [0.2, 1.0, 0.9], [0.8, 0.9, 1.0]], 1)
     0.3333333333333333
@@ -564,11 +557,8 @@ def neighbour_agreement(S: ArrayLike, labels: ArrayLike, k: int) -> float:
     r"""Share of each item's ``k`` nearest neighbours that carry its label, averaged (chapter 7).
 
     :math:`\frac1n \sum_i |\{j \in N(i) : y_j = y_i\}| / k`, with :math:`N(i)` the
-    neighbours of :func:`top_k_neighbours` (ties to the lower index, unlike
-    :func:`cosine_book.cluster_recovery.cluster_recovery`, which shares tied places).
+    neighbours of :func:`top_k_neighbours` (ties to the lower index).
 
-    Examples
-    --------
     >>> neighbour_agreement([[1, 0.9, 0.1], [0.9, 1, 0.3], [0.1, 0.3, 1]], ["a", "a", "b"], 1)
     0.6666666666666666
     """
@@ -578,16 +568,12 @@ def neighbour_agreement(S: ArrayLike, labels: ArrayLike, k: int) -> float:
     return int(np.count_nonzero(index[neighbours] == index[:, None])) / neighbours.size
 
 
-def related_pair_cosines(
-    S: ArrayLike, labels: ArrayLike
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def related_pair_cosines(S: ArrayLike, labels: ArrayLike) -> tuple[NDArray, NDArray]:
     """The similarities of the pairs ``i < j`` with the same label, and with different labels.
 
     Chapter 7. Each in the order of ``np.triu_indices(n, 1)``; only the upper triangle
-    is read, so ``S`` need not be symmetric.
+    is read.
 
-    Examples
-    --------
     >>> S = [[1.0, 0.9, 0.1], [0.9, 1.0, 0.3], [0.1, 0.3, 1.0]]
     >>> [values.tolist() for values in related_pair_cosines(S, ["a", "a", "b"])]
     [[0.9], [0.1, 0.3]]
