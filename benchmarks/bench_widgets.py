@@ -31,7 +31,7 @@ matplotlib.use("Agg")
 from cosine_book.datasets import load_digits_split  # noqa: E402
 from cosine_book.embeddings import hidden_features, train_embedding_model  # noqa: E402
 from cosine_book.factorization import gram_spectrum, prepare_rescaling_state  # noqa: E402
-from cosine_book.gpt import GPT, parameter_table  # noqa: E402
+from cosine_book.gpt import GPT  # noqa: E402
 from cosine_book.plotting import use_book_style  # noqa: E402
 from cosine_book.simulation import make_clustered_interactions  # noqa: E402
 from cosine_book.training import load_traces  # noqa: E402
@@ -43,7 +43,7 @@ from cosine_book.widgets.diagnostics import (
     shared_direction_spec,  # noqa: E402
 )
 from cosine_book.widgets.factorization import rescaling_spec  # noqa: E402
-from cosine_book.widgets.training import training_spec  # noqa: E402
+from cosine_book.widgets.training import training_explorer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMINGS = ROOT / "_build" / "browser" / "widget_timings.json"
@@ -57,7 +57,8 @@ def chapter1_spec():
         print(f"(chapter 1 skipped: no {where}; experiments/optimizer_sweep.py writes it)")
         return None
     runs = load_traces(TRACES)
-    return training_spec(runs, parameter_table(GPT()), initial=("AdamW", 0.8), step=150)
+    sizes = {name: p.numel() for name, p in GPT().named_parameters()}
+    return training_explorer(runs, sizes, initial=("AdamW", 0.8), step=150).spec
 
 
 def chapter_specs():
