@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from cosine_book.gpt import GPT
+from cosine_book.plotting.training import plot_cone_projection
 from cosine_book.training import load_traces
 from cosine_book.widgets.core import static_html
 from cosine_book.widgets.training import training_explorer
@@ -66,6 +67,15 @@ def test_sgd_is_never_truncated(runs):
     # "SGD's markers all sit at 1, with or without truncation."
     for tau in (None, 0.5, 0.8):
         np.testing.assert_allclose(runs["SGD", tau].local, 1.0, atol=1e-4)
+
+
+def test_bad_input_names_the_argument(runs):
+    sizes = {name: p.numel() for name, p in GPT().named_parameters()}
+    partial = {key: run for key, run in runs.items() if key != ("Muon", 0.5)}
+    with pytest.raises(ValueError, match=r"runs must cover .* missing \[\('Muon', 0.5\)\]"):
+        training_explorer(partial, sizes)
+    with pytest.raises(ValueError, match=r"threshold must lie in \[0, 1\]"):
+        plot_cone_projection(1.5)
 
 
 def test_frames_and_readout(spec):

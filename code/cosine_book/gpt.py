@@ -1,11 +1,8 @@
 """Chapter 1's model: a small GPT-style transformer, and the characters it reads.
 
-Su met the local/global cosine gap on a 7B LLaMA, "hundreds of vectors of different
-dimensions". Chapter 1 studies it on a model of the same design that trains in seconds
-on a CPU: token and position embeddings, two pre-norm blocks of causal self-attention
-and an MLP, a final norm and an output head; 30 parameter tensors, from the head's 65
-biases to the MLP's 65,536-entry matrices. It reads Tiny Shakespeare character by
-character.
+A model of the design Su studied on a 7B LLaMA that trains in seconds on a CPU: 30
+parameter tensors, from the head's 65 biases to the MLP's 65,536-entry matrices. It
+reads Tiny Shakespeare character by character.
 """
 
 from __future__ import annotations
