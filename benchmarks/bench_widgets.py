@@ -30,7 +30,7 @@ matplotlib.use("Agg")
 
 from cosine_book.datasets import load_digits_split  # noqa: E402
 from cosine_book.embeddings import train_embedding_model  # noqa: E402
-from cosine_book.gpt import GPT, parameter_table  # noqa: E402
+from cosine_book.gpt import GPT  # noqa: E402
 from cosine_book.plotting import use_book_style  # noqa: E402
 from cosine_book.simulation import make_clustered_interactions  # noqa: E402
 from cosine_book.training import load_traces  # noqa: E402
@@ -39,7 +39,7 @@ from cosine_book.widgets.core import _figure_png, static_html  # noqa: E402
 from cosine_book.widgets.correlation import DECOMPOSITION, SIMPSON  # noqa: E402
 from cosine_book.widgets.diagnostics import shared_direction_widget  # noqa: E402
 from cosine_book.widgets.factorization import rescaling_widget  # noqa: E402
-from cosine_book.widgets.training import training_spec  # noqa: E402
+from cosine_book.widgets.training import training_explorer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMINGS = ROOT / "_build" / "browser" / "widget_timings.json"
@@ -53,7 +53,8 @@ def chapter1_spec():
         print(f"(chapter 1 skipped: no {where}; experiments/optimizer_sweep.py writes it)")
         return None
     runs = load_traces(TRACES)
-    return training_spec(runs, parameter_table(GPT()), initial=("AdamW", 0.8), step=150)
+    sizes = {name: p.numel() for name, p in GPT().named_parameters()}
+    return training_explorer(runs, sizes, initial=("AdamW", 0.8), step=150).spec
 
 
 def chapter_specs():

@@ -6,9 +6,9 @@ Run it with a launcher that starts one process per rank, on CPU (gloo)::
     python -m torch.distributed.run --standalone --nproc-per-node 2 \
         experiments/fsdp_cosines.py --steps 5
 
-Every rank builds chapter 1's model, ``GPT(GPTConfig(), seed=0)``, shards each block
-and then the root with ``fully_shard`` and trains it with AdamW at rate 1e-3 (betas
-0.9 and 0.95, no weight decay: ``make_optimizer("AdamW", ...)``). Each step draws one
+Every rank builds chapter 1's model, ``GPT(seed=0)``, shards each block and then the
+root with ``fully_shard`` and trains it with AdamW at rate 1e-3 (betas 0.9 and 0.95, no
+weight decay, as ``train("AdamW", ...)`` does). Each step draws one
 global batch of 32 windows of 64 characters of Tiny Shakespeare from a generator
 seeded alike on every rank, and each rank takes its own slice of it, so the ranks
 together see what one process would. FSDP2 averages the gradients across ranks.
@@ -50,9 +50,9 @@ from torch.distributed.fsdp import fully_shard
 from torch.distributed.tensor import DTensor
 
 from cosine_book.distributed import sharded_block_cosines
-from cosine_book.gpt import GPT, GPTConfig
+from cosine_book.gpt import CONTEXT, GPT
 from cosine_book.similarity import BlockCosines, block_cosines
-from cosine_book.training import make_optimizer, shakespeare_corpus
+from cosine_book.training import shakespeare_corpus
 
 GLOBAL_BATCH = 32  # windows a step, over all ranks
 LEARNING_RATE = 1e-3
@@ -64,11 +64,11 @@ BATCH_SEED = 1  # as train(seed=0) draws its mini-batches
 TOLERANCE = 1e-4
 
 
-def batches(steps: int, context: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+def batches(steps: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """The global batches of every step: the same on every rank and in one process."""
     generator = torch.Generator().manual_seed(BATCH_SEED)
     corpus = shakespeare_corpus()
-    return [corpus.batch(GLOBAL_BATCH, context, generator) for _ in range(steps)]
+    return [corpus.batch(GLOBAL_BATCH, CONTEXT, generator) for _ in range(steps)]
 
 
 def train(model: GPT, data, cosines) -> BlockCosines:
@@ -78,7 +78,9 @@ def train(model: GPT, data, cosines) -> BlockCosines:
     updates are DTensors: their arithmetic acts on this rank's shards, with no
     communication) or ``block_cosines`` in one process.
     """
-    optimizer = make_optimizer("AdamW", model, LEARNING_RATE)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=LEARNING_RATE, betas=(0.9, 0.95), weight_decay=0.0
+    )
     parameters = dict(model.named_parameters())
     for inputs, targets in data:
         optimizer.zero_grad(set_to_none=True)
@@ -96,7 +98,7 @@ def train(model: GPT, data, cosines) -> BlockCosines:
 
 def sharded_run(steps: int, rank: int, world: int) -> tuple[BlockCosines, int, int]:
     """FSDP2 training; the result and how many entries this rank holds, of how many."""
-    model = GPT(GPTConfig(), seed=MODEL_SEED)
+    model = GPT(seed=MODEL_SEED)
     total = sum(p.numel() for p in model.parameters())
     mesh = init_device_mesh("cpu", (world,))
     for block in model.blocks:
@@ -107,14 +109,13 @@ def sharded_run(steps: int, rank: int, world: int) -> tuple[BlockCosines, int, i
     held = sum(p.to_local().numel() for p in model.parameters())
     share = GLOBAL_BATCH // world
     mine = slice(rank * share, (rank + 1) * share)
-    data = [(x[mine], y[mine]) for x, y in batches(steps, model.config.context)]
+    data = [(x[mine], y[mine]) for x, y in batches(steps)]
     return train(model, data, sharded_block_cosines), held, total
 
 
 def single_run(steps: int) -> BlockCosines:
     """The same training in one process, on whole tensors and whole batches."""
-    model = GPT(GPTConfig(), seed=MODEL_SEED)
-    return train(model, batches(steps, model.config.context), block_cosines)
+    return train(GPT(seed=MODEL_SEED), batches(steps), block_cosines)
 
 
 def shown(value: float, decimals: int = 3) -> str:

@@ -48,6 +48,12 @@ def as_record(result) -> dict:
     }
 
 
+def whole_result(x: dict, y: dict) -> dict:
+    """``block_cosines`` of the whole tensors, as float64 NumPy arrays (bfloat16 is exact)."""
+    x, y = ({n: t.detach().double().numpy() for n, t in m.items()} for m in (x, y))
+    return as_record(block_cosines(x, y))
+
+
 def attempt(function) -> dict:
     try:
         return as_record(function())
@@ -72,16 +78,27 @@ def whole_tensors(seed: int = 0) -> tuple[dict, dict]:
     return x, y
 
 
-def laid_out(tensors: dict, mesh) -> dict:
-    """Shard(0), Shard(1), Replicate() and plain tensors, as under tensor parallelism."""
-    placements = {
-        "a": [Shard(0)],
-        "b": [Shard(1)],
-        "c": [Replicate()],
-        "e": [Shard(0)],  # 2 rows: an empty shard on rank 2 of 3
-        "f": [Shard(0)],
-        "g": [Shard(1)],
-    }
+# Shard(0), Shard(1), Replicate() and plain tensors ("d"), as under tensor parallelism.
+MESH_1D = {
+    "a": [Shard(0)],
+    "b": [Shard(1)],
+    "c": [Replicate()],
+    "e": [Shard(0)],  # 2 rows: an empty shard on rank 2 of 3
+    "f": [Shard(0)],
+    "g": [Shard(1)],
+}
+MESH_2D = {
+    "a": [Shard(0), Shard(1)],
+    "b": [Replicate(), Shard(0)],  # as in HSDP: replicated across "dp"
+    "c": [Shard(0), Replicate()],
+    "e": [Replicate(), Replicate()],
+    "f": [Shard(1), Shard(0)],
+    "g": [Replicate(), Shard(1)],
+}
+
+
+def laid_out(tensors: dict, mesh, placements: dict) -> dict:
+    """The tensors distributed on ``mesh`` as ``placements`` says, the others plain."""
     return {
         name: distribute_tensor(t, mesh, placements[name]) if name in placements else t
         for name, t in tensors.items()
@@ -91,79 +108,44 @@ def laid_out(tensors: dict, mesh) -> dict:
 def dtensor_cases(rank: int, world: int, records: dict) -> None:
     mesh = init_device_mesh("cpu", (world,))
     x_whole, y_whole = whole_tensors()
-    x, y = laid_out(x_whole, mesh), laid_out(y_whole, mesh)
+    x, y = laid_out(x_whole, mesh, MESH_1D), laid_out(y_whole, mesh, MESH_1D)
     records["mix"] = attempt(lambda: sharded_block_cosines(x, y))
     records["mix_empty_shards"] = [name for name, t in x.items() if _local(t).numel() == 0]
     if rank == 0:
-        records["mix_reference"] = as_record(block_cosines(x_whole, y_whole))
+        records["mix_reference"] = whole_result(x_whole, y_whole)
     last = world - 1
 
-    def renamed():
-        names = {"a": "z"} if rank == last else {}
-        return {names.get(k, k): v for k, v in x.items()}, {
-            names.get(k, k): v for k, v in y.items()
-        }
+    def changed(mapping: dict, on_rank: int | None, **tensors) -> dict:
+        """``mapping`` with some tensors replaced, on one rank (or every rank: None)."""
+        return {**mapping, **tensors} if on_rank in (None, rank) else mapping
 
-    def reordered():
-        keys = list(x)[::-1] if rank == last else list(x)
-        return {k: x[k] for k in keys}, {k: y[k] for k in keys}
+    def renamed(mapping: dict) -> dict:  # "a" is called "z" on the last rank
+        return {("z" if k == "a" and rank == last else k): v for k, v in mapping.items()}
 
-    def local_shape():
-        wrong = dict(y)
-        if rank == last:
-            wrong["d"] = torch.zeros(3, 4)
-        return x, wrong
+    def partial() -> dict:
+        return {"p": DTensor.from_local(torch.ones(3), mesh, [Partial()])}
 
-    def global_shape():
-        wrong = dict(y)
-        wrong["a"] = distribute_tensor(torch.ones(7, 4), mesh, [Shard(0)])
-        return x, wrong
-
-    def integer_on_rank_0():
-        wrong = dict(x)
-        if rank == 0:
-            wrong["d"] = torch.ones(3, 3, dtype=torch.int64)
-        return wrong, y
-
-    def meta_on_rank_1():
-        xs, ys = dict(x), dict(y)
-        if rank == 1:
-            xs["d"] = ys["d"] = torch.empty(3, 3, device="meta")
-        return xs, ys
-
-    def placements_differ():
-        wrong = dict(y)
-        wrong["a"] = distribute_tensor(y_whole["a"], mesh, [Shard(1)])
-        return x, wrong
-
-    def partial():
-        local = torch.ones(3)
-        return {"p": DTensor.from_local(local, mesh, [Partial()])}, {
-            "p": DTensor.from_local(local.clone(), mesh, [Partial()])
-        }
-
-    def zero_x():
-        return {k: torch.zeros_like(v) for k, v in x.items()}, y
-
-    def not_a_mapping():
-        return list(x.values()), y
-
+    keys = list(x)[::-1] if rank == last else list(x)
+    meta = torch.empty(3, 3, device="meta")
     cases = {
-        "names_differ": renamed,
-        "order_differs": reordered,
-        "shape_on_one_rank": local_shape,
-        "shape": global_shape,
-        "integer_dtype": integer_on_rank_0,
-        "meta": meta_on_rank_1,
-        "placements_differ": placements_differ,
-        "partial": partial,
-        "zero_vector": zero_x,
-        "not_a_mapping": not_a_mapping,
+        "names_differ": (renamed(x), renamed(y)),
+        "order_differs": ({k: x[k] for k in keys}, {k: y[k] for k in keys}),
+        "shape_on_one_rank": (x, changed(y, last, d=torch.zeros(3, 4))),
+        "shape": (x, changed(y, None, a=distribute_tensor(torch.ones(7, 4), mesh, [Shard(0)]))),
+        "integer_dtype": (changed(x, 0, d=torch.ones(3, 3, dtype=torch.int64)), y),
+        "meta": (changed(x, 1, d=meta), changed(y, 1, d=meta)),
+        "placements_differ": (
+            x,
+            changed(y, None, a=distribute_tensor(y_whole["a"], mesh, [Shard(1)])),
+        ),
+        "partial": (partial(), partial()),
+        "zero_vector": ({k: torch.zeros_like(v) for k, v in x.items()}, y),
+        "not_a_mapping": (list(x.values()), y),
     }
-    errors = {}
-    for case, inputs in cases.items():
-        errors[case] = attempt(lambda inputs=inputs: sharded_block_cosines(*inputs()))
-    records["errors"] = errors
+    records["errors"] = {
+        case: attempt(lambda inputs=inputs: sharded_block_cosines(*inputs))
+        for case, inputs in cases.items()
+    }
     # The ranks are still in step after all the refusals: the same call, the same answer.
     records["mix_again"] = attempt(lambda: sharded_block_cosines(x, y))
 
@@ -178,24 +160,10 @@ def _local(tensor):
 def mesh_2d_cases(rank: int, world: int, records: dict) -> None:
     mesh = init_device_mesh("cpu", (2, world // 2), mesh_dim_names=("dp", "tp"))
     x_whole, y_whole = whole_tensors(seed=1)
-    placements = {
-        "a": [Shard(0), Shard(1)],
-        "b": [Replicate(), Shard(0)],  # as in HSDP: replicated across "dp"
-        "c": [Shard(0), Replicate()],
-        "e": [Replicate(), Replicate()],
-        "f": [Shard(1), Shard(0)],
-        "g": [Replicate(), Shard(1)],
-    }
-
-    def lay(tensors):
-        return {
-            k: distribute_tensor(t, mesh, placements[k]) if k in placements else t
-            for k, t in tensors.items()
-        }
-
-    records["mesh_2d"] = attempt(lambda: sharded_block_cosines(lay(x_whole), lay(y_whole)))
+    x, y = laid_out(x_whole, mesh, MESH_2D), laid_out(y_whole, mesh, MESH_2D)
+    records["mesh_2d"] = attempt(lambda: sharded_block_cosines(x, y))
     if rank == 0:
-        records["mesh_2d_reference"] = as_record(block_cosines(x_whole, y_whole))
+        records["mesh_2d_reference"] = whole_result(x_whole, y_whole)
 
 
 # ---------------------------------------------------------------- FSDP2
@@ -260,8 +228,8 @@ def fsdp_cases(rank: int, world: int, records: dict) -> None:
     records["fsdp_grad_vs_grad"] = attempt(lambda: sharded_block_cosines(grads, grads))
     if rank == 0:
         ref_update, ref_grads = train_and_compare(reference, adamw(reference), inputs, targets)
-        records["fsdp_update_vs_grad_reference"] = as_record(block_cosines(ref_update, ref_grads))
-        records["fsdp_grad_vs_grad_reference"] = as_record(block_cosines(ref_grads, ref_grads))
+        records["fsdp_update_vs_grad_reference"] = whole_result(ref_update, ref_grads)
+        records["fsdp_grad_vs_grad_reference"] = whole_result(ref_grads, ref_grads)
 
 
 # ---------------------------------------------------------------- the job

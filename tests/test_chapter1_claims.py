@@ -116,11 +116,11 @@ def test_update_profiles_follow_root_sizes():
     # update profiles are within a few thousandths of sqrt(n) (cosines 0.996 and
     # 0.999), while the gradient's profiles are not (0.60 and 0.72; AdamW's is even
     # below the flat profile's 0.63): rho is 0.64 and 0.72."
-    from cosine_book.gpt import GPT, GPTConfig, parameter_table
+    from cosine_book.gpt import GPT
     from cosine_book.training import load_traces
 
     traces = load_traces(EXPERIMENTS / "traces.npz")
-    sizes = parameter_table(GPT(GPTConfig()))
+    sizes = {name: p.numel() for name, p in GPT().named_parameters()}
     root_n = np.sqrt([sizes[name] for name in traces["AdamW", None].names])
 
     def mean_cosine(profiles):

@@ -7,10 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cosine_book.gpt import GPT, GPTConfig, parameter_table
+from cosine_book.gpt import GPT
+from cosine_book.plotting.training import plot_cone_projection
 from cosine_book.training import load_traces
 from cosine_book.widgets.core import static_html
-from cosine_book.widgets.training import OFF, training_spec
+from cosine_book.widgets.training import training_explorer
 
 TRACES = Path(__file__).resolve().parents[1] / "experiments" / "traces.npz"
 
@@ -22,7 +23,8 @@ def runs():
 
 @pytest.fixture(scope="module")
 def spec(runs):
-    return training_spec(runs, parameter_table(GPT(GPTConfig())), initial=("AdamW", 0.8))
+    sizes = {name: p.numel() for name, p in GPT().named_parameters()}
+    return training_explorer(runs, sizes, initial=("AdamW", 0.8)).spec
 
 
 def offered(spec):
@@ -32,7 +34,7 @@ def offered(spec):
 def test_the_widget_offers_every_run_at_every_step(spec, runs):
     optimizers = {name for name, _ in runs}
     assert set(spec.controls[0].values()) == optimizers == {"SGD", "momentum", "AdamW", "Muon"}
-    assert spec.controls[1].values() == (OFF, "0.5", "0.8")
+    assert spec.controls[1].values() == ("off", "0.5", "0.8")
     assert len(spec.settings()) == 4 * 3 * len(offered(spec))
     run, step = spec.state(optimizer="Muon", threshold="0.5", step=20.0)
     assert (run.optimizer, run.threshold, step) == ("Muon", 0.5, 20)
@@ -65,6 +67,15 @@ def test_sgd_is_never_truncated(runs):
     # "SGD's markers all sit at 1, with or without truncation."
     for tau in (None, 0.5, 0.8):
         np.testing.assert_allclose(runs["SGD", tau].local, 1.0, atol=1e-4)
+
+
+def test_bad_input_names_the_argument(runs):
+    sizes = {name: p.numel() for name, p in GPT().named_parameters()}
+    partial = {key: run for key, run in runs.items() if key != ("Muon", 0.5)}
+    with pytest.raises(ValueError, match=r"runs must cover .* missing \[\('Muon', 0.5\)\]"):
+        training_explorer(partial, sizes)
+    with pytest.raises(ValueError, match=r"threshold must lie in \[0, 1\]"):
+        plot_cone_projection(1.5)
 
 
 def test_frames_and_readout(spec):

@@ -1,176 +1,95 @@
-r"""Train chapter 1's transformer and record, per step and per tensor, how the update aims.
+r"""Chapter 1's experiment: train the transformer, and record how each update aims.
 
-At step :math:`t` the optimizer sees the mini-batch gradient :math:`g_t` and moves
-the parameters by :math:`-u_t` (so :math:`u_t` points downhill when it agrees with
-:math:`g_t`; learning rates, per-group rates and AdamW's weight decay are all part
-of it). :func:`train` records the block decomposition of :math:`\cos(u_t, g_t)`
-over the model's parameter tensors (local cosines, weights, :math:`\rho`, global
-cosine) and, every ``probe_every`` steps, the same against :math:`G_t`, the
-gradient of a fixed large batch of training windows (an estimate of the full
-gradient that the step did not see).
-
-With a threshold :math:`\tau`, every tensor's update whose local cosine is below
-:math:`\tau` is replaced by its projection onto the cone of Theorem 1.1
-(:func:`truncate_tensor`) before it is applied; the optimizer's own state stays
-what the raw optimizer made it. Chapter 1 uses this module; its sweeps are in
-``experiments/``.
+At step :math:`t` the optimizer sees the mini-batch gradient :math:`g_t` and moves the
+parameters by :math:`-u_t`, :math:`u_t = \theta_{before} - \theta_{after}` (the learning
+rates are part of it). :func:`train` records the block decomposition of
+:math:`\cos(u_t, g_t)` over the model's 30 tensors and, now and then, of
+:math:`\cos(u_t, G_t)`, :math:`G_t` the gradient of a large fixed batch. With a
+threshold, each tensor's update is first replaced by :func:`truncate_tensor`'s.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+import math
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-from cosine_book._validation import as_float_scalar, as_int_scalar
+from cosine_book._validation import as_float_scalar, as_int_scalar, as_real_array
 from cosine_book.datasets import load_tiny_shakespeare
-from cosine_book.gpt import GPT, CharCorpus, GPTConfig
-from cosine_book.optim import truncate_to_cosine
-from cosine_book.similarity import block_cosines
+from cosine_book.gpt import CONTEXT, GPT, CharCorpus
+from cosine_book.similarity import BlockCosines, block_cosines
 
-__all__ = [
-    "OPTIMIZERS",
-    "TrainingRun",
-    "load_traces",
-    "make_optimizer",
-    "tensor_kind",
-    "train",
-    "truncate_tensor",
-]
+__all__ = ["load_traces", "shakespeare_corpus", "tensor_kind", "train", "truncate_tensor"]
 
-#: The optimizers of chapter 1, by name.
 OPTIMIZERS = ("SGD", "momentum", "AdamW", "Muon")
 
-
-class _Pair(torch.optim.Optimizer):
-    """Muon on the hidden matrices and AdamW on the rest, stepped as one optimizer."""
-
-    def __init__(self, muon: torch.optim.Optimizer, adamw: torch.optim.Optimizer) -> None:
-        self.parts = (muon, adamw)
-        self.param_groups = [group for part in self.parts for group in part.param_groups]
-        self.state = {}  # each part keeps its own
-        self.defaults = {}
-
-    def step(self, closure=None):  # noqa: D102 (as torch.optim.Optimizer.step)
-        for part in self.parts:
-            part.step()
-
-    def zero_grad(self, set_to_none: bool = True) -> None:  # noqa: D102
-        for part in self.parts:
-            part.zero_grad(set_to_none)
+_EPS = float(np.finfo(np.float64).eps)
 
 
-def _is_hidden_matrix(name: str, parameter: torch.Tensor) -> bool:
-    """Muon's parameters: the blocks' 2-D weights (not embeddings, head, norms, biases)."""
-    return parameter.ndim == 2 and name.startswith("blocks.")
-
-
-def make_optimizer(
-    name: str, model: torch.nn.Module, learning_rate: float, weight_decay: float = 0.0
-) -> torch.optim.Optimizer:
-    r"""One of :data:`OPTIMIZERS` for ``model``'s parameters.
-
-    - ``"SGD"``: :math:`u = \eta g`;
-    - ``"momentum"``: SGD with heavy-ball momentum 0.9;
-    - ``"AdamW"``: betas (0.9, 0.95), decoupled weight decay ``weight_decay``;
-    - ``"Muon"``: ``torch.optim.Muon`` (momentum 0.95, Nesterov, 5 Newton-Schulz
-      steps, ``adjust_lr_fn="match_rms_adamw"``, which scales each matrix's rate
-      to give its update the RMS of an AdamW update) on the blocks' 2-D weights,
-      and AdamW at the same rate on the embeddings, the head, the norms and the
-      biases: two parameter groups whose effective rates differ, which moves
-      :math:`\rho`.
-
-    Examples
-    --------
-    >>> model = GPT(GPTConfig(width=16, heads=2, blocks=1))
-    >>> [len(group["params"]) for group in make_optimizer("Muon", model, 0.01).param_groups]
-    [4, 14]
-    """
-    learning_rate = as_float_scalar(learning_rate, "learning_rate", positive=True)
-    weight_decay = as_float_scalar(weight_decay, "weight_decay", nonnegative=True)
-    parameters = list(model.parameters())
-    if name == "SGD":
-        return torch.optim.SGD(parameters, lr=learning_rate, weight_decay=weight_decay)
-    if name == "momentum":
-        return torch.optim.SGD(
-            parameters, lr=learning_rate, momentum=0.9, weight_decay=weight_decay
-        )
-    if name == "AdamW":
-        return torch.optim.AdamW(
-            parameters, lr=learning_rate, betas=(0.9, 0.95), weight_decay=weight_decay
-        )
-    if name == "Muon":
-        named = list(model.named_parameters())
-        hidden = [p for n, p in named if _is_hidden_matrix(n, p)]
-        rest = [p for n, p in named if not _is_hidden_matrix(n, p)]
-        muon = torch.optim.Muon(
-            hidden, lr=learning_rate, weight_decay=weight_decay, adjust_lr_fn="match_rms_adamw"
-        )
-        adamw = torch.optim.AdamW(
-            rest, lr=learning_rate, betas=(0.9, 0.95), weight_decay=weight_decay
-        )
-        return _Pair(muon, adamw)
-    raise ValueError(f"optimizer must be one of {OPTIMIZERS}; got {name!r}")
-
-
-def truncate_tensor(update: torch.Tensor, gradient: torch.Tensor, threshold: float) -> torch.Tensor:
+def truncate_tensor(update: ArrayLike, gradient: ArrayLike, threshold: float) -> torch.Tensor:
     r"""The nearest tensor to ``update`` whose cosine with ``gradient`` is at least ``threshold``.
 
-    The projection of Theorem 1.1 onto the cone
-    :math:`\{v : \langle v, g\rangle \ge \tau \lVert v\rVert \lVert g\rVert\}`:
-    ``update`` itself if its cosine with ``gradient`` is at least :math:`\tau`, zero in
-    the polar cone, and otherwise the point on the cone's edge in the plane of the
-    two, whose cosine is :math:`\tau`. Computed in float64 by
-    :func:`cosine_book.optim.truncate_to_cosine` and returned in ``update``'s dtype.
-    A zero gradient leaves the update unchanged (there is no constraint).
+    Theorem 1.1's projection of :math:`u` onto the cone
+    :math:`\{v : \langle v, g\rangle \ge \tau \lVert v\rVert \lVert g\rVert\}`. With
+    :math:`a = \langle u, \hat g\rangle`, :math:`b = \lVert u - a\hat g\rVert` and
+    :math:`s = \sqrt{1 - \tau^2}`: :math:`u` itself if :math:`\tau b \le s a` (its
+    cosine is at least :math:`\tau`); zero if :math:`\tau a + s b \le 0` (the polar
+    cone); else :math:`(\tau a + s b)\,(\tau \hat g + s e)`, the nearest point of the
+    cone's edge, :math:`e` the unit vector along :math:`u - a\hat g`. Float64
+    arithmetic, returned in ``update``'s dtype; a zero gradient leaves ``update`` as it
+    is. Used in chapter 1.
 
-    Examples
-    --------
     >>> truncate_tensor(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.0]), 0.6)
     tensor([0.4800, 0.6400])
     """
-    g = gradient.detach().double().cpu().numpy()
-    if not np.any(g):
+    threshold = as_float_scalar(threshold, "threshold", interval=(0.0, 1.0))
+    u = torch.as_tensor(as_real_array(update, "update"))
+    g = torch.as_tensor(as_real_array(gradient, "gradient"))
+    if u.shape != g.shape:
+        raise ValueError(f"update has shape {tuple(u.shape)} but gradient {tuple(g.shape)}")
+    return _truncate(u if u.is_floating_point() else u.double(), g, threshold)
+
+
+def _truncate(update: torch.Tensor, gradient: torch.Tensor, tau: float) -> torch.Tensor:
+    u, g = update.double(), gradient.double()
+    if not u.any() or not g.any():
+        return update.clone()  # the zero update is in the cone; a zero g sets no cone
+    # The projection scales with u and ignores g's scale: both are divided by a power of
+    # two near their largest entry (exact), so that no square overflows or underflows.
+    exponent = torch.frexp(u.abs().max()).exponent
+    u = torch.ldexp(u, -exponent)
+    g_hat = torch.ldexp(g, -torch.frexp(g.abs().max()).exponent)
+    g_hat = g_hat / torch.linalg.vector_norm(g_hat)
+    along = float(torch.sum(u * g_hat))
+    across_vector = u - along * g_hat
+    across = float(torch.linalg.vector_norm(across_vector))
+    # Rounding leaves a part across g of order eps ||u|| when u is parallel to g.
+    if across <= (math.log2(u.numel()) + 5.0) * _EPS * float(torch.linalg.vector_norm(u)):
+        across = 0.0
+    sine = math.sqrt(1.0 - tau**2)
+    if along >= 0.0 and tau * across <= sine * along:  # cos(u, g) >= tau, well conditioned
         return update.clone()
-    u = update.detach().double().cpu().numpy()
-    projected = truncate_to_cosine(u, g, threshold)
-    return torch.from_numpy(projected).to(dtype=update.dtype, device=update.device)
+    reach = tau * along + sine * across
+    if reach <= 0.0 or across == 0.0:
+        return torch.zeros_like(update)
+    edge = tau * g_hat + sine * (across_vector / across)
+    return torch.ldexp(reach * edge, exponent).to(update.dtype)
 
 
 @dataclass
 class TrainingRun:
-    r"""Per-step record of :func:`train` (arrays indexed by step, then tensor).
+    r"""What :func:`train` records; arrays by step, then by tensor in ``names``'s order.
 
-    Attributes
-    ----------
-    optimizer, learning_rate, threshold, batch_size, seed :
-        The settings of the run (``threshold`` is ``None`` without truncation).
-    names : tuple of str
-        Parameter tensor names, the column order of every per-tensor array.
-    loss : ndarray of shape (steps,)
-        Mini-batch loss before each step (nats per character).
-    local, raw_local : ndarray of shape (steps, n_tensors)
-        Local cosines :math:`\cos(u_{t,i}, g_{t,i})` of the applied update and of the
-        optimizer's update before truncation.
-    weights, update_norms, gradient_norms : ndarray of shape (steps, n_tensors)
-        The block decomposition's weights and block norms.
-    parameter_norms : ndarray of shape (steps, n_tensors)
-        Each tensor's norm before the step (the profile LAMB's trust ratio uses).
-    global_cosine, profile_cosine : ndarray of shape (steps,)
-        :math:`\cos(u_t, g_t)` and :math:`\rho_t`.
-    probe_steps : ndarray of shape (n_probes,)
-        Steps at which the update was also compared with :math:`G_t`.
-    probe_local : ndarray of shape (n_probes, n_tensors)
-    probe_global, probe_profile, probe_loss, held_loss : ndarray of shape (n_probes,)
-        Local, global cosine and :math:`\rho` against :math:`G_t`; the loss on the
-        probe batch (training text) and on a fixed held-out batch, before the step.
-    final_held_loss : float
-        Held-out loss after the last step (``inf`` if the run diverged).
-    diverged : bool
-        Whether the loss or the update stopped being finite; the run stops there and
-        the arrays hold ``nan`` from that step on.
+    ``local`` and ``raw_local`` are the local cosines of the applied update and of the
+    optimizer's own (before truncation); ``weights``, ``update_norms``,
+    ``gradient_norms``, ``global_cosine`` and ``profile_cosine`` (:math:`\rho`) the rest
+    of the decomposition; ``parameter_norms`` each tensor's norm before the step. The
+    ``probe_*`` arrays hold :math:`\cos(u_t, G_t)` and its :math:`\rho` at the steps
+    ``probe_steps``. A run that diverged stops, with NaN from that step on.
     """
 
     optimizer: str
@@ -185,16 +104,13 @@ class TrainingRun:
     weights: NDArray[np.float64]
     update_norms: NDArray[np.float64]
     gradient_norms: NDArray[np.float64]
-    parameter_norms: NDArray[np.float64]
     global_cosine: NDArray[np.float64]
     profile_cosine: NDArray[np.float64]
-    probe_steps: NDArray[np.int64]
-    probe_local: NDArray[np.float64]
-    probe_global: NDArray[np.float64]
-    probe_profile: NDArray[np.float64]
-    probe_loss: NDArray[np.float64]
-    held_loss: NDArray[np.float64]
-    final_held_loss: float
+    parameter_norms: NDArray[np.float64] | None = None
+    probe_steps: NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
+    probe_global: NDArray[np.float64] = field(default_factory=lambda: np.empty(0))
+    probe_profile: NDArray[np.float64] = field(default_factory=lambda: np.empty(0))
+    final_held_loss: float = math.nan
     diverged: bool = False
 
     @property
@@ -202,16 +118,34 @@ class TrainingRun:
         """Number of recorded steps."""
         return len(self.loss)
 
-    @property
-    def lower_bound(self) -> NDArray[np.float64]:
-        r"""The lower end :math:`\rho_t \min_i c_{t,i}` of chapter 3's interval, per step."""
-        return self.profile_cosine * np.nanmin(self.local, axis=1)
+
+_PER_STEP = ("loss", "global_cosine", "profile_cosine")
+_PER_TENSOR = ("local", "raw_local", "weights", "update_norms", "gradient_norms")
+
+
+def load_traces(path) -> dict[tuple[str, float | None], TrainingRun]:
+    """The runs stored by ``experiments/optimizer_sweep.py``, by (optimizer, threshold).
+
+    The threshold is ``None`` without truncation; the traces keep the per-step fields
+    only. Used in chapter 1.
+    """
+    runs = {}
+    with np.load(path) as stored:
+        for label in sorted({name.split("/")[0] for name in stored.files}):
+            optimizer, rate, batch_size, seed, threshold = label.split("|")
+            tau = None if threshold == "off" else float(threshold)
+            runs[optimizer, tau] = TrainingRun(
+                optimizer, float(rate), tau, int(batch_size), int(seed),
+                names=tuple(str(n) for n in stored[f"{label}/names"]),
+                **{k: stored[f"{label}/{k}"].astype(np.float64) for k in _PER_STEP + _PER_TENSOR},
+            )  # fmt: skip
+    return runs
 
 
 def tensor_kind(name: str) -> str:
-    """The kind of a :class:`~cosine_book.gpt.GPT` parameter tensor, by its name.
+    """The kind of a :class:`~cosine_book.gpt.GPT` parameter tensor, by its name. Used in chapter 1.
 
-    >>> [tensor_kind(n) for n in ("head.bias", "blocks.0.qkv.weight", "position_embedding.weight")]
+    >>> [tensor_kind(n) for n in ("head.bias", "blocks.0.qkv.weight", "token_embedding.weight")]
     ['norms and biases', 'attention', 'embeddings']
     """
     if name.endswith("bias") or "norm" in name:
@@ -223,51 +157,26 @@ def tensor_kind(name: str) -> str:
     return "MLP" if ".mlp_" in name else "attention"
 
 
-def load_traces(path) -> dict[tuple[str, float | None], TrainingRun]:
-    """The per-step records stored by ``experiments/optimizer_sweep.py``, by run.
-
-    Returns ``(optimizer, threshold) -> TrainingRun`` (threshold ``None`` without
-    truncation); the probe fields are empty (the traces keep the per-step fields).
-    """
-    runs = {}
-    with np.load(path) as stored:
-        labels = sorted({name.split("/")[0] for name in stored.files})
-        for label in labels:
-            optimizer, rate, batch_size, seed, threshold = label.split("|")
-            field = {key: stored[f"{label}/{key}"] for key in (
-                "loss", "local", "raw_local", "weights", "global_cosine", "profile_cosine",
-                "update_norms", "gradient_norms")}  # fmt: skip
-            field = {key: value.astype(np.float64) for key, value in field.items()}
-            field["parameter_norms"] = np.full_like(field["local"], np.nan)
-            tau = None if threshold == "off" else float(threshold)
-            empty = np.empty(0)
-            runs[optimizer, tau] = TrainingRun(
-                optimizer=optimizer,
-                learning_rate=float(rate),
-                threshold=tau,
-                batch_size=int(batch_size),
-                seed=int(seed),
-                names=tuple(str(n) for n in stored[f"{label}/names"]),
-                probe_steps=np.empty(0, dtype=np.int64),
-                probe_local=np.empty((0, len(stored[f"{label}/names"]))),
-                probe_global=empty,
-                probe_profile=empty,
-                probe_loss=empty,
-                held_loss=empty,
-                final_held_loss=np.nan,
-                **field,
-            )
-    return runs
-
-
-_CORPUS: dict[str, CharCorpus] = {}
-
-
+@functools.cache
 def shakespeare_corpus() -> CharCorpus:
-    """Tiny Shakespeare as a :class:`~cosine_book.gpt.CharCorpus` (read once, then cached)."""
-    if "tiny" not in _CORPUS:
-        _CORPUS["tiny"] = CharCorpus(load_tiny_shakespeare())
-    return _CORPUS["tiny"]
+    """Tiny Shakespeare as character codes, 90 % training text (read once). Used in chapter 1."""
+    return CharCorpus(load_tiny_shakespeare())
+
+
+def _optimizers(name: str, model: GPT, rate: float) -> list[torch.optim.Optimizer]:
+    """Chapter 1's optimizers; Muon takes the blocks' matrices, AdamW the other tensors."""
+    if name == "SGD":
+        return [torch.optim.SGD(model.parameters(), lr=rate)]
+    if name == "momentum":
+        return [torch.optim.SGD(model.parameters(), lr=rate, momentum=0.9)]
+    if name == "AdamW":
+        return [torch.optim.AdamW(model.parameters(), lr=rate, betas=(0.9, 0.95), weight_decay=0.0)]
+    named = list(model.named_parameters())
+    hidden = [p for n, p in named if p.ndim == 2 and n.startswith("blocks.")]
+    rest = [p for n, p in named if not (p.ndim == 2 and n.startswith("blocks."))]
+    # "match_rms_adamw" scales each matrix's rate to give its update an AdamW update's RMS.
+    muon = torch.optim.Muon(hidden, lr=rate, weight_decay=0.0, adjust_lr_fn="match_rms_adamw")
+    return [muon, torch.optim.AdamW(rest, lr=rate, betas=(0.9, 0.95), weight_decay=0.0)]
 
 
 def _gradients(model: GPT, x: torch.Tensor, y: torch.Tensor) -> tuple[float, list[torch.Tensor]]:
@@ -278,54 +187,37 @@ def _gradients(model: GPT, x: torch.Tensor, y: torch.Tensor) -> tuple[float, lis
 
 
 def train(
-    optimizer: str = "AdamW",
-    learning_rate: float = 3e-3,
+    optimizer: str,
+    learning_rate: float,
     *,
     steps: int = 200,
     batch_size: int = 32,
     seed: int = 0,
     threshold: float | None = None,
-    weight_decay: float = 0.0,
     probe_every: int = 25,
     probe_windows: int = 256,
-    config: GPTConfig | None = None,
 ) -> TrainingRun:
-    r"""Train a :class:`~cosine_book.gpt.GPT` on Tiny Shakespeare and record every step.
+    r"""Train :class:`~cosine_book.gpt.GPT` on Tiny Shakespeare and record every step.
 
-    Parameters
-    ----------
-    optimizer : str
-        One of :data:`OPTIMIZERS` (:func:`make_optimizer`).
-    learning_rate, weight_decay : float
-        Positive rate; nonnegative decoupled weight decay.
-    steps, batch_size : int
-        Optimizer steps; windows of ``config.context`` characters per mini-batch.
-    seed : int
-        Seed of the initial weights (``seed``) and of the mini-batches
-        (``seed + 1``); the probe and held-out batches are the same in every run.
-    threshold : float or None
-        Truncation threshold :math:`\tau` in ``[0, 1]``, or ``None``.
-    probe_every, probe_windows : int
-        Compare the update with the gradient :math:`G_t` of ``probe_windows``
-        fixed training windows every ``probe_every`` steps (and at step 0).
-    config : GPTConfig, optional
-        The model (default: chapter 1's).
+    ``optimizer`` is ``"SGD"``, ``"momentum"`` (heavy ball, 0.9), ``"AdamW"`` (betas
+    0.9 and 0.95) or ``"Muon"`` (``torch.optim.Muon`` on the blocks' matrices and AdamW
+    at the same rate on the rest), none with weight decay. ``seed`` seeds the initial
+    weights and ``seed + 1`` the mini-batches of ``batch_size`` windows; :math:`G_t` is
+    the gradient of ``probe_windows`` fixed training windows, taken every
+    ``probe_every`` steps, and the held-out loss is measured on as many fixed held-out
+    windows. ``threshold`` is :math:`\tau` in [0, 1], or ``None`` for no truncation. The
+    run uses one thread (the same sums in the same order on every machine). Used in
+    chapter 1.
 
-    Returns
-    -------
-    TrainingRun
-
-    Examples
-    --------
-    >>> run = train("SGD", 0.5, steps=3, batch_size=2, probe_every=2, probe_windows=2,
-    ...             config=GPTConfig(width=16, heads=2, blocks=1, context=8))
+    >>> run = train("SGD", 0.5, steps=2, batch_size=2, probe_every=2, probe_windows=2)
     >>> run.local.shape, run.probe_steps.tolist()
-    ((3, 18), [0, 2])
+    ((2, 30), [0])
     >>> bool(np.allclose(run.local, 1.0))  # plain SGD moves along the gradient
     True
     """
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}; got {optimizer!r}")
+    learning_rate = as_float_scalar(learning_rate, "learning_rate", positive=True)
     steps = as_int_scalar(steps, "steps", minimum=1)
     batch_size = as_int_scalar(batch_size, "batch_size", minimum=1)
     seed = as_int_scalar(seed, "seed", minimum=0)
@@ -333,120 +225,71 @@ def train(
     probe_windows = as_int_scalar(probe_windows, "probe_windows", minimum=1)
     if threshold is not None:
         threshold = as_float_scalar(threshold, "threshold", interval=(0.0, 1.0))
-    config = config or GPTConfig()
-    corpus = shakespeare_corpus()
     threads = torch.get_num_threads()
-    # One thread: the sums come out in the same order whatever the machine's cores.
     torch.set_num_threads(1)
     try:
-        return _train(
-            corpus, config, optimizer, learning_rate, weight_decay, steps, batch_size, seed,
-            threshold, probe_every, probe_windows,
-        )  # fmt: skip
+        return _train(optimizer, learning_rate, threshold, batch_size, seed, steps,
+                      probe_every, probe_windows)  # fmt: skip
     finally:
         torch.set_num_threads(threads)
 
 
 def _train(
-    corpus: CharCorpus,
-    config: GPTConfig,
-    optimizer_name: str,
-    learning_rate: float,
-    weight_decay: float,
-    steps: int,
-    batch_size: int,
-    seed: int,
-    threshold: float | None,
-    probe_every: int,
-    probe_windows: int,
-) -> TrainingRun:
+    name: str, rate: float, tau: float | None, batch_size: int, seed: int, steps: int,
+    probe_every: int, probe_windows: int,
+) -> TrainingRun:  # fmt: skip
     """:func:`train` for checked input."""
-    model = GPT(config, seed=seed)
-    names = tuple(name for name, _ in model.named_parameters())
+    corpus = shakespeare_corpus()
+    model = GPT(seed=seed)
+    names = tuple(n for n, _ in model.named_parameters())
     parameters = list(model.parameters())
-    optimizer = make_optimizer(optimizer_name, model, learning_rate, weight_decay)
+    optimizers = _optimizers(name, model, rate)
     batches = torch.Generator().manual_seed(seed + 1)
     fixed = torch.Generator().manual_seed(2**31 - 1)
-    probe = corpus.batch(probe_windows, config.context, fixed)
-    held = corpus.batch(probe_windows, config.context, fixed, held=True)
-    n = len(names)
-    record = {
-        key: np.full((steps, n), np.nan)
-        for key in (
-            "local",
-            "raw_local",
-            "weights",
-            "update_norms",
-            "gradient_norms",
-            "parameter_norms",
-        )
-    }
-    loss = np.full(steps, np.nan)
-    global_cosine, profile_cosine = np.full(steps, np.nan), np.full(steps, np.nan)
-    diverged = False
-    probes: dict[str, list] = {k: [] for k in ("steps", "local", "global", "profile", "loss")}
-    held_loss = []
-    for step in range(steps):
-        full_gradient = None
-        if step % probe_every == 0:
-            probe_loss, full_gradient = _gradients(model, *probe)
-            with torch.no_grad():
-                held_loss.append(float(model.loss(*held)))
-        loss[step], gradient = _gradients(model, *corpus.batch(batch_size, config.context, batches))
-        before = [p.detach().clone() for p in parameters]
-        record["parameter_norms"][step] = [float(torch.linalg.vector_norm(b)) for b in before]
-        optimizer.step()
-        with torch.no_grad():
-            update = [b - p for b, p in zip(before, parameters, strict=True)]
-            if not (np.isfinite(loss[step]) and all(torch.isfinite(u).all() for u in update)):
-                diverged = True
-                loss[step] = np.nan
-                break
-            if threshold is not None:
-                record["raw_local"][step] = block_cosines(update, gradient).local
-                update = [
-                    truncate_tensor(u, g, threshold) for u, g in zip(update, gradient, strict=True)
-                ]
-                for p, b, u in zip(parameters, before, update, strict=True):
-                    p.copy_(b - u)
-        result = block_cosines(
+    probe = corpus.batch(probe_windows, CONTEXT, fixed)
+    held = corpus.batch(probe_windows, CONTEXT, fixed, held=True)
+    record = {key: np.full(steps, np.nan) for key in _PER_STEP}
+    record |= {k: np.full((steps, len(names)), np.nan) for k in (*_PER_TENSOR, "parameter_norms")}
+    probes, diverged = [], False
+
+    def cosines(update: list[torch.Tensor], gradient: list[torch.Tensor]) -> BlockCosines:
+        return block_cosines(
             dict(zip(names, update, strict=True)), dict(zip(names, gradient, strict=True))
         )
-        if threshold is None:
+
+    for step in range(steps):
+        full_gradient = _gradients(model, *probe)[1] if step % probe_every == 0 else None
+        loss, gradient = _gradients(model, *corpus.batch(batch_size, CONTEXT, batches))
+        before = [p.detach().clone() for p in parameters]
+        for optimizer in optimizers:
+            optimizer.step()
+        with torch.no_grad():
+            update = [b - p for b, p in zip(before, parameters, strict=True)]
+            if not (math.isfinite(loss) and all(u.isfinite().all() for u in update)):
+                diverged = True
+                break
+            result = cosines(update, gradient)
             record["raw_local"][step] = result.local
-        record["local"][step] = result.local
-        record["weights"][step] = result.weights
+            if tau is not None:
+                update = [_truncate(u, g, tau) for u, g in zip(update, gradient, strict=True)]
+                for p, b, u in zip(parameters, before, update, strict=True):
+                    p.copy_(b - u)
+                result = cosines(update, gradient)
+        record["loss"][step] = loss
+        record["parameter_norms"][step] = [float(torch.linalg.vector_norm(b)) for b in before]
+        record["local"][step], record["weights"][step] = result.local, result.weights
         record["update_norms"][step] = result.x_norms
         record["gradient_norms"][step] = result.y_norms
-        global_cosine[step], profile_cosine[step] = result.global_cosine, result.profile_cosine
+        record["global_cosine"][step] = result.global_cosine
+        record["profile_cosine"][step] = result.profile_cosine
         if full_gradient is not None:
-            against = block_cosines(
-                dict(zip(names, update, strict=True)), dict(zip(names, full_gradient, strict=True))
-            )
-            probes["steps"].append(step)
-            probes["local"].append(against.local)
-            probes["global"].append(against.global_cosine)
-            probes["profile"].append(against.profile_cosine)
-            probes["loss"].append(probe_loss)
+            against = cosines(update, full_gradient)
+            probes.append((step, against.global_cosine, against.profile_cosine))
     with torch.no_grad():
-        final_held_loss = np.inf if diverged else float(model.loss(*held))
+        final_held_loss = math.inf if diverged else float(model.loss(*held))
+    probes = np.array(probes, dtype=np.float64).reshape(-1, 3)  # step, global cosine, rho
     return TrainingRun(
-        optimizer=optimizer_name,
-        learning_rate=learning_rate,
-        threshold=threshold,
-        batch_size=batch_size,
-        seed=seed,
-        names=names,
-        loss=loss,
-        global_cosine=global_cosine,
-        profile_cosine=profile_cosine,
-        probe_steps=np.array(probes["steps"], dtype=np.int64),
-        probe_local=np.array(probes["local"]).reshape(-1, n),
-        probe_global=np.array(probes["global"]),
-        probe_profile=np.array(probes["profile"]),
-        probe_loss=np.array(probes["loss"]),
-        held_loss=np.array(held_loss),
-        final_held_loss=final_held_loss,
-        diverged=diverged,
-        **record,
-    )
+        name, rate, tau, batch_size, seed, names, **record, final_held_loss=final_held_loss,
+        probe_steps=probes[:, 0].astype(np.int64), probe_global=probes[:, 1],
+        probe_profile=probes[:, 2], diverged=diverged,
+    )  # fmt: skip
