@@ -347,7 +347,18 @@ def test_summary_names_each_problem_and_no_remedy():
         assert max(len(line) for line in text.splitlines()) <= 79
         return " ".join(text.split())
 
-    assert summary(healthy).endswith("nothing looks wrong")
+    # The all-clear says what the checks cannot see (chapter 7's referee: a zero-mean
+    # rogue coordinate passes them).
+    assert summary(healthy).startswith("200 embeddings of dimension 20") and summary(
+        healthy
+    ).endswith(
+        "cannot see a rogue coordinate with zero mean or rescaled coordinates: compare "
+        "neighbour_agreement on known related pairs on cosine_matrix and on "
+        "centered_cosine_matrix"
+    )
+    rogue = healthy.copy()
+    rogue[:, 0] *= 10.0  # zero mean, most of the spread: the mean cosine barely moves
+    assert "no warning sign among these checks" in summary(rogue)
     assert summary(healthy).startswith("200 embeddings of dimension 20: mean cosine ")
     collapsed = rng.normal(size=(200, 1)) * rng.normal(size=(1, 20))
     for E in (healthy + 5.0, collapsed + 1e-3 * rng.normal(size=(200, 20))):
@@ -360,7 +371,7 @@ def test_summary_names_each_problem_and_no_remedy():
     duplicated[1] = 3.0 * duplicated[0]
     assert "1 pair(s) of rows are near-duplicates" in summary(duplicated)
     spread = summary(healthy * np.exp(2 * rng.normal(size=(200, 1))))
-    assert "norms vary a lot" in spread and "nothing looks wrong" not in spread
+    assert "norms vary a lot" in spread and "no warning sign" not in spread
 
 
 def test_centred_effective_rank():
