@@ -1,7 +1,7 @@
 """Figures of chapters 4 and 5: centring, grouped data, Simpson's paradox, Berkeley.
 
-The figures take the objects the package made (a :class:`GroupedCorrelation`, a
-:class:`BerkeleyAdmissions` table) as they are: validation happens where they are made.
+The figures take the objects the package made (a ``GroupedCorrelation``, a
+``BerkeleyAdmissions`` table) as they are: validation happens where they are made.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Their state function builds vectors with the chosen numbers
 (:func:`~cosine_book.similarity.blocks_with`) and measures them
 (:func:`~cosine_book.similarity.block_cosines`); the drawing function is
-:func:`~cosine_book.plotting.blocks.block_cosines_figure`.
+``cosine_book.plotting.blocks.block_cosines_figure``.
 """
 
 from __future__ import annotations

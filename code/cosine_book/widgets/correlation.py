@@ -1,7 +1,7 @@
 """Widgets of chapters 4 and 5: two groups with given sample moments, and their pooled r.
 
-Chapter 4's (:data:`DECOMPOSITION`) places group B relative to group A and shows the
-decomposition of the pooled r; chapter 5's (:data:`SIMPSON`) moves B up and down, and
+Chapter 4's (``DECOMPOSITION``) places group B relative to group A and shows the
+decomposition of the pooled r; chapter 5's (``SIMPSON``) moves B up and down, and
 the pooled r changes sign while the group r's do not.
 """
 

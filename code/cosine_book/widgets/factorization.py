@@ -124,7 +124,7 @@ def rescaling_widget(
     *,
     spectrum: Any = None,
 ) -> LiveWidget:
-    """The chapter 6 widget on ``X`` (``spectrum``: its :func:`gram_spectrum`, if known).
+    """The chapter 6 widget on ``X`` (``spectrum``: its ``gram_spectrum``, if known).
 
     Starts at lambda = 10,000 and alpha = 0, against which every setting's predictions are
     compared on 200 random users. Items are shown by cluster, then by decreasing

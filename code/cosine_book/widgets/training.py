@@ -108,8 +108,8 @@ def training_explorer(
 ) -> LiveWidget:
     """Chapter 1's widget over stored runs: optimizer and threshold menus, a step slider.
 
-    ``runs`` maps ``(optimizer, threshold)`` to a run (:func:`cosine_book.training.
-    load_traces`), covering every optimizer at every threshold (``None``: no
+    ``runs`` maps ``(optimizer, threshold)`` to a run (``load_traces`` of
+    :mod:`cosine_book.training`), covering every optimizer at every threshold (``None``: no
     truncation); ``sizes`` maps each tensor's name to its number of entries;
     ``initial`` and ``step`` are shown first. Used in chapter 1.
     """
